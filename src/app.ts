@@ -1,0 +1,172 @@
+/**
+ * Builds the Paygate HTTP app and the services behind it. `server.ts` and `cli.ts` start
+ * processes; tests call `buildApp` directly against a real database.
+ */
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import type { Channel } from './channels/channel.ts';
+import { SandboxChannel } from './channels/sandbox.channel.ts';
+import { authHook } from './http/auth.ts';
+import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
+import { AppError } from './http/errors.ts';
+import { createMetrics, registerHttpMetrics, type Metrics } from './http/metrics.ts';
+import { errorHandler, notFoundHandler, registerJsonParser, requestId } from './http/plumbing.ts';
+import { addKeywords } from './http/validation.ts';
+import { MerchantService, type Principal } from './merchants/merchants.service.ts';
+import { opsRoutes } from './ops.routes.ts';
+import { payinRoutes } from './payins/payins.routes.ts';
+import { PayinService } from './payins/payins.service.ts';
+import { payoutRoutes } from './payouts/payouts.routes.ts';
+import { PayoutService } from './payouts/payouts.service.ts';
+import { sandboxRoutes } from './sandbox/sandbox.routes.ts';
+import { SandboxService } from './sandbox/sandbox.service.ts';
+import { SettlementService } from './transactions/settlement.service.ts';
+import { TransactionWorker } from './transactions/transaction.worker.ts';
+import { walletRoutes } from './wallet/wallet.routes.ts';
+import { WalletService } from './wallet/wallet.service.ts';
+import { VERSION } from './version.ts';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  /** The clock; tests pass their own. */
+  now?: () => number;
+  /** false silences logging (tests); otherwise pino JSON at LOG_LEVEL. */
+  logger?: boolean;
+}
+
+export interface Services {
+  merchants: MerchantService;
+  wallets: WalletService;
+  payins: PayinService;
+  payouts: PayoutService;
+  settlement: SettlementService;
+  sandbox: SandboxService;
+  sandboxChannel: SandboxChannel;
+}
+
+export interface Paygate {
+  app: FastifyInstance;
+  services: Services;
+  worker: TransactionWorker;
+  metrics: Metrics;
+  config: Config;
+  database: Database;
+}
+
+/** Log paths that may carry a secret, a key or an account number. */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.api_key',
+  '*.webhook_secret',
+  '*.account_no',
+  '*.receiver_account_no',
+  'err.config',
+];
+
+export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
+  const { db } = database;
+  const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
+  const channelFor = (p: Principal): Channel => {
+    if (p.mode === 'test') return sandboxChannel;
+    throw new AppError('LIVE_CHANNEL_NOT_CONFIGURED', 'No live payment channel is configured for this gateway');
+  };
+  const settlement = new SettlementService(db, {
+    payinFeeBps: config.payinFeeBps,
+    callbackMaxAttempts: 1 + config.callbackMaxRetries,
+    now,
+  });
+  return {
+    merchants: new MerchantService(db, now),
+    wallets: new WalletService(db, now),
+    payins: new PayinService(db, config, channelFor, now),
+    payouts: new PayoutService(db, config, channelFor, now),
+    settlement,
+    sandbox: new SandboxService(db, sandboxChannel, settlement),
+    sandboxChannel,
+  };
+}
+
+export async function buildApp(deps: AppDeps): Promise<Paygate> {
+  const { config, database } = deps;
+  const now = deps.now ?? Date.now;
+  const services = buildServices(config, database, now);
+  const metrics = createMetrics();
+  const app = Fastify({
+    logger: deps.logger === false ? false : { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } },
+    // One line per response comes from the onResponse hook below, not two from Fastify.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    genReqId: requestId,
+    requestIdHeader: false,
+    bodyLimit: 64 * 1024,
+    return503OnClosing: true,
+    ajv: {
+      customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, verbose: true },
+      plugins: [addKeywords as never],
+    },
+  });
+  const worker = new TransactionWorker(
+    database,
+    (name) => (name === services.sandboxChannel.name ? services.sandboxChannel : undefined),
+    services.settlement,
+    { pollMs: config.workerPollMs, now, logger: app.log },
+  );
+  services.payouts.onCreated = () => worker.wake();
+
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    if (reply.statusCode >= 500) req.log.warn({ status: reply.statusCode, url: req.url }, 'server error response');
+    else req.log.debug({ method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+  });
+  registerHttpMetrics(app, metrics);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  app.addSchema(ErrorEnvelopeSchema);
+  app.addSchema(ValidationErrorSchema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Paygate',
+        version: VERSION,
+        description:
+          'Merchant payment gateway: pay-ins (onsite, offsite, P2P), payouts, status queries and signed callbacks. Amounts are rupees with at most 2 decimals.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(opsRoutes, { database, metrics });
+
+  const schemas = commonSchemas(config);
+  await app.register(async (api) => {
+    registerJsonParser(api);
+    api.addHook('onRequest', authHook(services.merchants));
+    if (config.rateLimitPerMinute > 0) {
+      await api.register(rateLimit, {
+        max: config.rateLimitPerMinute,
+        timeWindow: 60_000,
+        keyGenerator: (req) => req.principal?.keyId ?? req.ip,
+        errorResponseBuilder: (_req, ctx) =>
+          new AppError('RATE_LIMITED', `Rate limit of ${ctx.max} requests per minute exceeded`, {
+            retry_after_s: Math.ceil(ctx.ttl / 1000),
+          }),
+      });
+    }
+    await api.register(payinRoutes, { payins: services.payins, schemas });
+    await api.register(payoutRoutes, { payouts: services.payouts, schemas });
+    await api.register(walletRoutes, { wallets: services.wallets, config });
+    await api.register(sandboxRoutes, { sandbox: services.sandbox });
+  });
+
+  return { app, services, worker, metrics, config, database };
+}

@@ -1,0 +1,37 @@
+/**
+ * The callback body and its signature (seed §5.2, CONTRACT §7). The amount token is written with
+ * exactly two decimals, and the signature signs that same text: `payment_id:amount:status`.
+ */
+import { createHmac } from 'node:crypto';
+import { formatAmount } from '../money.ts';
+
+export interface CallbackFields {
+  paymentId: string;
+  merchantOrderNo: string;
+  /** paise */
+  amount: number;
+  currency: string;
+  status: 'SUCCESS' | 'FAILED';
+  utr: string;
+}
+
+/** The exact bytes of a callback body. Written by hand so the amount keeps its two decimals. */
+export function callbackBody(f: CallbackFields): string {
+  return (
+    `{"payment_id":${JSON.stringify(f.paymentId)},"merchant_order_no":${JSON.stringify(f.merchantOrderNo)},` +
+    `"amount":${formatAmount(f.amount)},"currency":${JSON.stringify(f.currency)},` +
+    `"status":${JSON.stringify(f.status)},"utr":${JSON.stringify(f.utr)}}`
+  );
+}
+
+/** Lowercase hex HMAC-SHA256 of `payment_id:amount:status`, `amountText` as it appears in the body. */
+export function signCallback(secret: string, paymentId: string, amountText: string, status: string): string {
+  return createHmac('sha256', secret).update(`${paymentId}:${amountText}:${status}`).digest('hex');
+}
+
+/** The signature of a stored callback body. */
+export function signBody(secret: string, body: string): string {
+  const parsed = JSON.parse(body) as { payment_id: string; status: string };
+  const amountText = /"amount":(-?\d+(?:\.\d+)?)/.exec(body)?.[1] ?? '';
+  return signCallback(secret, parsed.payment_id, amountText, parsed.status);
+}

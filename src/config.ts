@@ -1,0 +1,111 @@
+/**
+ * The one place where settings are read. Everything else receives a frozen `Config`.
+ * A bad value throws a `ConfigError` whose message is one line naming the setting.
+ */
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly publicUrl: string;
+  readonly callbackMaxRetries: number;
+  readonly callbackRetryIntervalMs: number;
+  readonly callbackTimeoutMs: number;
+  readonly callbackConcurrency: number;
+  readonly allowPrivateCallbackUrls: boolean;
+  readonly sandboxPayoutSettleMs: number;
+  readonly payinExpiryS: number;
+  readonly rateLimitPerMinute: number;
+  readonly supportedCurrencies: readonly string[];
+  /** Largest amount accepted, in paise. */
+  readonly maxAmountPaise: number;
+  readonly payinFeeBps: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** How often background workers look for due work when nothing woke them, in ms. */
+  readonly workerPollMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function url(name: string, raw: string): string {
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+    return raw.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Builds the config from an environment (normally `process.env`). */
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const databaseUrl = env.DATABASE_URL?.trim() || 'sqlite:./data/paygate.db';
+  if (/^[a-z]+:\/\//i.test(databaseUrl) && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be postgres://…, sqlite:PATH or a file path, got "${databaseUrl.split('@').pop()}"`);
+  }
+  const publicUrl = url('PUBLIC_URL', env.PUBLIC_URL?.trim() || `http://localhost:${port}`);
+
+  const currencies = (env.SUPPORTED_CURRENCIES ?? 'INR')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  if (currencies.length === 0 || currencies.some((c) => !/^[A-Z]{3}$/.test(c))) {
+    throw new ConfigError(`SUPPORTED_CURRENCIES must be a comma-separated list of ISO codes such as INR, got "${env.SUPPORTED_CURRENCIES}"`);
+  }
+
+  const maxAmountRaw = env.MAX_AMOUNT?.trim() || '10000000.00';
+  const maxMatch = /^(\d{1,11})(?:\.(\d{1,2}))?$/.exec(maxAmountRaw);
+  if (!maxMatch || Number(maxAmountRaw) <= 0) {
+    throw new ConfigError(`MAX_AMOUNT must be a positive amount with at most 2 decimals, got "${maxAmountRaw}"`);
+  }
+  const maxAmountPaise = Number(maxMatch[1]) * 100 + Number((maxMatch[2] ?? '').padEnd(2, '0'));
+
+  const logLevel = (env.LOG_LEVEL?.trim().toLowerCase() || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  }
+
+  return Object.freeze({
+    port,
+    host,
+    databaseUrl,
+    publicUrl,
+    callbackMaxRetries: integer(env, 'CALLBACK_MAX_RETRIES', 3, 0, 100),
+    callbackRetryIntervalMs: integer(env, 'CALLBACK_RETRY_INTERVAL_MS', 30_000, 1),
+    callbackTimeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 1),
+    callbackConcurrency: integer(env, 'CALLBACK_CONCURRENCY', 64, 1, 10_000),
+    allowPrivateCallbackUrls: boolean(env, 'ALLOW_PRIVATE_CALLBACK_URLS', false),
+    sandboxPayoutSettleMs: integer(env, 'SANDBOX_PAYOUT_SETTLE_MS', 2000, 0),
+    payinExpiryS: integer(env, 'PAYIN_EXPIRY_S', 900, 1),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
+    supportedCurrencies: Object.freeze(currencies),
+    maxAmountPaise,
+    payinFeeBps: integer(env, 'PAYIN_FEE_BPS', 0, 0, 10_000),
+    logLevel,
+    workerPollMs: integer(env, 'WORKER_POLL_MS', 1000, 10, 60_000),
+  });
+}

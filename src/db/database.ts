@@ -1,0 +1,153 @@
+/**
+ * Opens the store named by DATABASE_URL: SQLite through better-sqlite3 (the embedded default)
+ * or PostgreSQL through a `pg` pool. Both sit behind one kysely instance, so repositories are
+ * written once; the few statements that differ ask `kind`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import type { Tables } from './schema.ts';
+import { migrationProvider } from './migrations.ts';
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly kind: DatabaseKind;
+  readonly db: Kysely<Tables>;
+  /** For PostgreSQL, the connection string (LISTEN/NOTIFY needs a connection of its own). */
+  readonly url: string;
+  /** Throws when the store cannot answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The SQLite file named by a DATABASE_URL, or null for PostgreSQL. */
+export function sqlitePath(url: string): string | null {
+  if (/^postgres(ql)?:\/\//i.test(url)) return null;
+  return url.startsWith('sqlite:') ? url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : url;
+}
+
+/**
+ * better-sqlite3 compiles a statement on every `prepare`; kysely prepares on every query.
+ * Caching the compiled statements by their text removes that cost from every request.
+ */
+function cachingSqlite(file: string): BetterSqlite3.Database {
+  const raw = new BetterSqlite3(file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('busy_timeout = 5000');
+  raw.pragma('synchronous = NORMAL');
+  raw.pragma('foreign_keys = ON');
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  const prepare = raw.prepare.bind(raw);
+  raw.prepare = ((source: string) => {
+    let stmt = cache.get(source);
+    if (!stmt) {
+      stmt = prepare(source);
+      if (cache.size > 500) cache.clear();
+      cache.set(source, stmt);
+    }
+    return stmt;
+  }) as typeof raw.prepare;
+  return raw;
+}
+
+export function openDatabase(url: string): Database {
+  const file = sqlitePath(url);
+  if (file !== null) {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const raw = cachingSqlite(file);
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
+    return {
+      kind: 'sqlite',
+      db,
+      url,
+      async ping() {
+        raw.prepare('select 1').get();
+      },
+      async close() {
+        await db.destroy();
+      },
+    };
+  }
+
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    // int8 columns hold paise and epoch milliseconds: both well inside Number's exact range.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === 20 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // A dropped idle connection must not crash the process; the next query gets a fresh one.
+  pool.on('error', () => {});
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kind: 'postgres',
+    db,
+    url,
+    async ping() {
+      await pool.query('select 1');
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * Brings the schema up to date. Safe to run twice and from several processes at once:
+ * kysely's migrator takes an advisory lock on PostgreSQL; on SQLite a competing writer
+ * shows up as SQLITE_BUSY, and the run is simply repeated.
+ */
+export async function migrate(database: Database): Promise<string[]> {
+  const migrator = new Migrator({ db: database.db, provider: migrationProvider(database.kind) });
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    const busy = /SQLITE_BUSY|database is locked|already exists|duplicate key/i.test(String(error));
+    if (!busy || attempt >= 20) throw error;
+    await new Promise((r) => setTimeout(r, 50 * attempt));
+  }
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_IOERR',
+  'SQLITE_FULL',
+]);
+
+/** True when an error means the store is unreachable or overloaded, as opposed to a bug. */
+export function isUnavailableError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|database is locked|The database connection is not open/i.test(
+    message,
+  );
+}
+
+/** True for a unique-constraint violation on either database. */
+export function isUniqueViolation(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const code = (err as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,180 @@
+/**
+ * The one set of migrations for SQLite and PostgreSQL. Each is written with kysely's schema
+ * builder; the only dialect difference is how an auto-increment key is spelled.
+ */
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { DatabaseKind } from './database.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any>;
+
+function initial(kind: DatabaseKind): Migration {
+  const serial = kind === 'postgres' ? 'bigserial' : 'integer';
+  return {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('merchants')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull().check(sql`mode in ('test', 'live')`))
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('active', 'disabled')`))
+        .addColumn('callback_url', 'text')
+        .addColumn('vpa', 'text', (c) => c.notNull())
+        .addColumn('webhook_secret', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.id'))
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('key_prefix', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('api_keys_merchant').on('api_keys').column('merchant_id').execute();
+
+      await db.schema
+        .createTable('wallets')
+        .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.id'))
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('available', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`available >= 0`))
+        .addColumn('held', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`held >= 0`))
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('wallets_pk', ['merchant_id', 'currency'])
+        .execute();
+
+      await db.schema
+        .createTable('ledger_entries')
+        .addColumn('id', serial, (c) => (kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('journal_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('merchant_id', 'text', (c) => c.notNull())
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('account', 'text', (c) => c.notNull())
+        .addColumn('amount', 'bigint', (c) => c.notNull())
+        .addColumn('payment_id', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('ledger_entries_journal').on('ledger_entries').column('journal_id').execute();
+      await db.schema
+        .createIndex('ledger_entries_wallet')
+        .on('ledger_entries')
+        .columns(['merchant_id', 'currency', 'account'])
+        .execute();
+
+      await db.schema
+        .createTable('transactions')
+        .addColumn('payment_id', 'text', (c) => c.primaryKey())
+        .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.id'))
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('payin', 'payout')`))
+        .addColumn('flow', 'text', (c) => c.notNull())
+        .addColumn('merchant_order_no', 'text', (c) => c.notNull())
+        .addColumn('amount', 'bigint', (c) => c.notNull().check(sql`amount > 0`))
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) =>
+          c.notNull().check(sql`status in ('PENDING', 'PROCESSING', 'SUCCESS', 'FAILED')`),
+        )
+        .addColumn('utr', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('channel_txn_id', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('channel', 'text', (c) => c.notNull())
+        .addColumn('user_name', 'text')
+        .addColumn('user_phone', 'text')
+        .addColumn('user_email', 'text')
+        .addColumn('callback_url', 'text')
+        .addColumn('redirect_url', 'text')
+        .addColumn('receiver_name', 'text')
+        .addColumn('receiver_account_no', 'text')
+        .addColumn('receiver_ifsc', 'text')
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('response_json', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint')
+        .addColumn('next_action_at', 'bigint')
+        .addColumn('lease_until', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('finalized_at', 'bigint')
+        .addUniqueConstraint('transactions_order_no', ['merchant_id', 'kind', 'merchant_order_no'])
+        .execute();
+      await db.schema
+        .createIndex('transactions_expiry')
+        .on('transactions')
+        .columns(['status', 'expires_at'])
+        .execute();
+      await db.schema
+        .createIndex('transactions_next_action')
+        .on('transactions')
+        .columns(['status', 'next_action_at'])
+        .execute();
+
+      await db.schema
+        .createTable('transaction_events')
+        .addColumn('id', serial, (c) => (kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('payment_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('transaction_events_payment')
+        .on('transaction_events')
+        .column('payment_id')
+        .execute();
+
+      await db.schema
+        .createTable('callback_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('payment_id', 'text', (c) => c.notNull())
+        .addColumn('merchant_id', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'delivered', 'failed')`))
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('max_attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'bigint')
+        .addColumn('lease_until', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('delivered_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('callback_deliveries_due')
+        .on('callback_deliveries')
+        .columns(['status', 'next_attempt_at'])
+        .execute();
+      await db.schema
+        .createIndex('callback_deliveries_payment')
+        .on('callback_deliveries')
+        .column('payment_id')
+        .execute();
+
+      await db.schema
+        .createTable('callback_attempts')
+        .addColumn('id', serial, (c) => (kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('delivery_id', 'text', (c) => c.notNull())
+        .addColumn('attempt_no', 'integer', (c) => c.notNull())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('latency_ms', 'integer', (c) => c.notNull())
+        .addColumn('http_status', 'integer')
+        .addColumn('error_kind', 'text')
+        .addColumn('response_snippet', 'text')
+        .execute();
+      await db.schema
+        .createIndex('callback_attempts_delivery')
+        .on('callback_attempts')
+        .column('delivery_id')
+        .execute();
+    },
+  };
+}
+
+/** Migrations in order; names sort lexically, which is the order kysely applies them in. */
+export function migrationProvider(kind: DatabaseKind): MigrationProvider {
+  return {
+    async getMigrations() {
+      return { '0001_initial': initial(kind) };
+    },
+  };
+}

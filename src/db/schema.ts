@@ -1,0 +1,142 @@
+/**
+ * Row types of every table, as stored. API types live with their features; mapping functions
+ * turn rows into what the API shows. Amounts are integer paise, times are epoch milliseconds.
+ */
+import type { Generated } from 'kysely';
+
+export type MerchantMode = 'test' | 'live';
+export type MerchantStatus = 'active' | 'disabled';
+
+export interface MerchantTable {
+  id: string;
+  name: string;
+  mode: MerchantMode;
+  status: MerchantStatus;
+  callback_url: string | null;
+  vpa: string;
+  /** HMAC key for callbacks. Kept as is because signing needs it; never logged or returned after creation. */
+  webhook_secret: string;
+  created_at: number;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  merchant_id: string;
+  /** SHA-256 of the full key, hex. The key itself is never stored. */
+  key_hash: string;
+  /** The first characters of the key, for operators to tell keys apart. */
+  key_prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface WalletTable {
+  merchant_id: string;
+  currency: string;
+  available: number;
+  held: number;
+  updated_at: number;
+}
+
+export interface LedgerEntryTable {
+  id: Generated<number>;
+  journal_id: string;
+  /** What moved the money: topup, payin, payin_fee, payout_hold, payout_success, payout_release. */
+  kind: string;
+  merchant_id: string;
+  currency: string;
+  /** available | held for the merchant's wallet; external:* for the other side of a journal. */
+  account: string;
+  /** Signed paise; the entries of one journal add up to zero. */
+  amount: number;
+  payment_id: string | null;
+  created_at: number;
+}
+
+export type TransactionKind = 'payin' | 'payout';
+export type Flow = 'onsite' | 'offsite' | 'p2p' | 'payout';
+export type TransactionStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'FAILED';
+
+export interface TransactionTable {
+  payment_id: string;
+  merchant_id: string;
+  kind: TransactionKind;
+  flow: Flow;
+  merchant_order_no: string;
+  amount: number;
+  currency: string;
+  status: TransactionStatus;
+  utr: string;
+  channel_txn_id: string;
+  channel: string;
+  user_name: string | null;
+  user_phone: string | null;
+  user_email: string | null;
+  callback_url: string | null;
+  redirect_url: string | null;
+  receiver_name: string | null;
+  receiver_account_no: string | null;
+  receiver_ifsc: string | null;
+  /** SHA-256 of the normalised creation request: a repeat with the same hash replays `response_json`. */
+  request_hash: string;
+  response_json: string;
+  expires_at: number | null;
+  /** When a worker should next look at this transaction (payout submission and settlement). */
+  next_action_at: number | null;
+  /** A worker that claimed the transaction owns it until then. */
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+  finalized_at: number | null;
+}
+
+export interface TransactionEventTable {
+  id: Generated<number>;
+  payment_id: string;
+  status: TransactionStatus;
+  source: string;
+  created_at: number;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface CallbackDeliveryTable {
+  id: string;
+  payment_id: string;
+  merchant_id: string;
+  url: string;
+  /** The exact bytes sent, so every attempt and its signature carry the same text. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: number | null;
+  lease_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+}
+
+export interface CallbackAttemptTable {
+  id: Generated<number>;
+  delivery_id: string;
+  attempt_no: number;
+  started_at: number;
+  latency_ms: number;
+  http_status: number | null;
+  /** blocked_address, timeout, refused, reset, dns, tls, redirect, http_status, error */
+  error_kind: string | null;
+  response_snippet: string | null;
+}
+
+export interface Tables {
+  merchants: MerchantTable;
+  api_keys: ApiKeyTable;
+  wallets: WalletTable;
+  ledger_entries: LedgerEntryTable;
+  transactions: TransactionTable;
+  transaction_events: TransactionEventTable;
+  callback_deliveries: CallbackDeliveryTable;
+  callback_attempts: CallbackAttemptTable;
+}

@@ -1,0 +1,130 @@
+/**
+ * Turns the schema validator's (ajv's) errors into shape B, with pydantic v2 `type` words, and
+ * adds the keywords the contract needs that JSON Schema lacks: decimal places of a number,
+ * the scheme of a URL and an e-mail address.
+ */
+import type { Ajv, ErrorObject } from 'ajv';
+import { decimalPlaces } from '../money.ts';
+import type { ValidationIssue } from './errors.ts';
+
+const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+function parseUrl(value: string): URL | null {
+  try {
+    const url = new URL(value);
+    return url.hostname ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Registers Paygate's keywords on the ajv instance Fastify uses. */
+export function addKeywords(ajv: Ajv): Ajv {
+  ajv.addKeyword({
+    keyword: 'maxDecimalPlaces',
+    type: 'number',
+    schemaType: 'number',
+    validate: (max: number, data: number) => Number.isFinite(data) && decimalPlaces(data) <= max,
+    errors: false,
+  });
+  ajv.addKeyword({
+    keyword: 'urlParses',
+    type: 'string',
+    schemaType: 'boolean',
+    validate: (_: boolean, data: string) => parseUrl(data) !== null,
+    errors: false,
+  });
+  ajv.addKeyword({
+    keyword: 'urlSchemes',
+    type: 'string',
+    schemaType: 'array',
+    validate: (schemes: string[], data: string) => {
+      const url = parseUrl(data);
+      return url === null || schemes.includes(url.protocol.slice(0, -1));
+    },
+    errors: false,
+  });
+  ajv.addKeyword({
+    keyword: 'emailAddress',
+    type: 'string',
+    schemaType: 'boolean',
+    validate: (_: boolean, data: string) => data.length <= 254 && EMAIL.test(data),
+    errors: false,
+  });
+  return ajv;
+}
+
+function decodePointer(pointer: string): string[] {
+  if (!pointer) return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function issueFor(error: ErrorObject, parentSchema: Record<string, unknown> | undefined): Omit<ValidationIssue, 'loc'> | null {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { type: 'missing', msg: 'Field required' };
+    case 'type': {
+      const expected = String(p.type).split(',').find((t) => t !== 'null') ?? 'null';
+      if (expected === 'string') return { type: 'string_type', msg: 'Input should be a valid string' };
+      if (expected === 'number' || expected === 'integer') return { type: 'float_type', msg: 'Input should be a valid number' };
+      if (expected === 'object') return { type: 'model_type', msg: 'Input should be a valid dictionary or object' };
+      return { type: `${expected}_type`, msg: `Input should be a valid ${expected}` };
+    }
+    case 'minLength':
+      return { type: 'string_too_short', msg: `String should have at least ${String(p.limit)} character${p.limit === 1 ? '' : 's'}` };
+    case 'maxLength':
+      return { type: 'string_too_long', msg: `String should have at most ${String(p.limit)} characters` };
+    case 'exclusiveMinimum':
+      return { type: 'greater_than', msg: `Input should be greater than ${String(p.limit)}` };
+    case 'maximum':
+      return { type: 'less_than_equal', msg: `Input should be less than or equal to ${String(p.limit)}` };
+    case 'maxDecimalPlaces':
+      return { type: 'decimal_max_places', msg: `Decimal input should have no more than ${String(parentSchema?.maxDecimalPlaces ?? 2)} decimal places` };
+    case 'pattern':
+      return { type: 'string_pattern_mismatch', msg: `String should match pattern '${String(p.pattern)}'` };
+    case 'urlParses':
+      return { type: 'value_error', msg: 'Input should be a valid URL' };
+    case 'urlSchemes': {
+      const schemes = (parentSchema?.urlSchemes as string[] | undefined) ?? ['https'];
+      return { type: 'url_scheme', msg: `URL scheme should be ${schemes.map((s) => `'${s}'`).join(' or ')}` };
+    }
+    case 'emailAddress':
+      return { type: 'value_error', msg: 'value is not a valid email address' };
+    case 'enum':
+    case 'const': {
+      const allowed = (p.allowedValues as unknown[] | undefined) ?? [p.allowedValue];
+      return { type: 'value_error', msg: `Input should be ${allowed.map((v) => `'${String(v)}'`).join(' or ')}` };
+    }
+    case 'anyOf':
+    case 'oneOf':
+    case 'if':
+      // The branches report their own errors.
+      return null;
+    default:
+      return { type: 'value_error', msg: error.message ?? 'Invalid value' };
+  }
+}
+
+/** Shape B entries for every ajv error, in a stable order and without repeats. */
+export function toValidationIssues(errors: ErrorObject[], context: string): ValidationIssue[] {
+  const seen = new Set<string>();
+  const issues: ValidationIssue[] = [];
+  for (const error of errors) {
+    const absentBody = error.keyword === 'type' && error.instancePath === '' && (error.data === undefined || error.data === null);
+    const issue = absentBody
+      ? { type: 'missing', msg: 'Field required' }
+      : issueFor(error, error.parentSchema as Record<string, unknown> | undefined);
+    if (!issue) continue;
+    const loc = [context, ...decodePointer(error.instancePath)];
+    if (error.keyword === 'required') loc.push(String((error.params as { missingProperty: string }).missingProperty));
+    const key = `${loc.join('\u0000')}|${issue.type}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push({ loc, ...issue });
+  }
+  return issues;
+}

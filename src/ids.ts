@@ -1,0 +1,35 @@
+/** Random identifiers and secrets. All come from the operating system's CSPRNG. */
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** `length` characters of [A-Za-z0-9], each uniform (rejection sampling keeps the modulo unbiased). */
+export function base62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** A transaction's payment_id: 32 base62 characters, about 190 bits. */
+export function newPaymentId(): string {
+  return base62(32);
+}
+
+/** 12 decimal digits, the shape of a bank UTR. */
+export function newUtr(): string {
+  return String(randomInt(1, 10)) + String(randomInt(0, 100_000)).padStart(5, '0') + String(randomInt(0, 1_000_000)).padStart(6, '0');
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A short random id with a readable prefix, for rows that the API never names. */
+export function prefixedId(prefix: string, length = 20): string {
+  return `${prefix}_${base62(length)}`;
+}

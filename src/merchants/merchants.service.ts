@@ -1,0 +1,191 @@
+/**
+ * Merchants, their API keys and webhook secrets. Keys are shown once, at creation or rotation,
+ * and stored only as SHA-256 hashes. `authenticate` keeps a short-lived cache so that a request
+ * does not pay a database round-trip for its key, while a rotated or disabled key stops working
+ * within `KEY_CACHE_MS`.
+ */
+import type { Kysely } from 'kysely';
+import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
+import { base62, prefixedId, sha256Hex } from '../ids.ts';
+import {
+  countMerchants,
+  findKeyOwner,
+  findMerchant,
+  insertApiKey,
+  insertMerchant,
+  listMerchants,
+  revokeKeys,
+  updateMerchant,
+  type KeyOwner,
+} from './merchants.repository.ts';
+
+/** How long a key lookup is trusted. The contract allows a rotated key up to 5 s. */
+export const KEY_CACHE_MS = 2000;
+const KEY_CACHE_MAX = 10_000;
+
+export interface Principal {
+  keyId: string;
+  merchantId: string;
+  merchantName: string;
+  mode: MerchantMode;
+  status: MerchantStatus;
+  vpa: string;
+  /** The merchant's default callback URL, used when a request names none. */
+  callbackUrl: string | null;
+}
+
+export interface CreatedMerchant {
+  merchant_id: string;
+  name: string;
+  api_key: string;
+  webhook_secret: string;
+  mode: MerchantMode;
+}
+
+export interface MerchantView {
+  merchant_id: string;
+  name: string;
+  mode: MerchantMode;
+  status: MerchantStatus;
+  callback_url: string | null;
+  vpa: string;
+  created_at: string;
+}
+
+export class MerchantNotFoundError extends Error {
+  constructor(id: string) {
+    super(`no merchant with id ${id}`);
+  }
+}
+
+function newApiKey(mode: MerchantMode): string {
+  // 40 base62 characters: 238 bits of randomness.
+  return `sk_${mode}_${base62(40)}`;
+}
+
+function newWebhookSecret(): string {
+  return `whsec_${base62(40)}`;
+}
+
+function toView(m: MerchantTable): MerchantView {
+  return {
+    merchant_id: m.id,
+    name: m.name,
+    mode: m.mode,
+    status: m.status,
+    callback_url: m.callback_url,
+    vpa: m.vpa,
+    created_at: new Date(m.created_at).toISOString(),
+  };
+}
+
+function ownerToPrincipal(owner: KeyOwner): Principal {
+  return {
+    keyId: owner.key_id,
+    merchantId: owner.merchant_id,
+    merchantName: owner.name,
+    mode: owner.mode,
+    status: owner.status,
+    vpa: owner.vpa,
+    callbackUrl: owner.callback_url,
+  };
+}
+
+export class MerchantService {
+  private readonly keyCache = new Map<string, { principal: Principal | null; until: number }>();
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(input: { name: string; callbackUrl?: string | null; vpa?: string | null; live?: boolean }): Promise<CreatedMerchant> {
+    const mode: MerchantMode = input.live ? 'live' : 'test';
+    const id = prefixedId('mer', 16);
+    const apiKey = newApiKey(mode);
+    const webhookSecret = newWebhookSecret();
+    const at = this.now();
+    await this.db.transaction().execute(async (tx) => {
+      await insertMerchant(tx, {
+        id,
+        name: input.name,
+        mode,
+        status: 'active',
+        callback_url: input.callbackUrl ?? null,
+        vpa: input.vpa || `${id.toLowerCase()}@paygate`,
+        webhook_secret: webhookSecret,
+        created_at: at,
+      });
+      await insertApiKey(tx, {
+        id: prefixedId('key', 16),
+        merchant_id: id,
+        key_hash: sha256Hex(apiKey),
+        key_prefix: apiKey.slice(0, 12),
+        created_at: at,
+        revoked_at: null,
+      });
+    });
+    return { merchant_id: id, name: input.name, api_key: apiKey, webhook_secret: webhookSecret, mode };
+  }
+
+  async list(): Promise<MerchantView[]> {
+    return (await listMerchants(this.db)).map(toView);
+  }
+
+  async count(): Promise<number> {
+    return countMerchants(this.db);
+  }
+
+  async get(id: string): Promise<MerchantTable> {
+    const merchant = await findMerchant(this.db, id);
+    if (!merchant) throw new MerchantNotFoundError(id);
+    return merchant;
+  }
+
+  /** Revokes every key of the merchant and issues a new one, in one transaction. */
+  async rotateKey(merchantId: string): Promise<{ merchant_id: string; api_key: string }> {
+    const merchant = await this.get(merchantId);
+    const apiKey = newApiKey(merchant.mode);
+    const at = this.now();
+    await this.db.transaction().execute(async (tx) => {
+      await revokeKeys(tx, merchantId, at);
+      await insertApiKey(tx, {
+        id: prefixedId('key', 16),
+        merchant_id: merchantId,
+        key_hash: sha256Hex(apiKey),
+        key_prefix: apiKey.slice(0, 12),
+        created_at: at,
+        revoked_at: null,
+      });
+    });
+    this.keyCache.clear();
+    return { merchant_id: merchantId, api_key: apiKey };
+  }
+
+  async rotateSecret(merchantId: string): Promise<{ merchant_id: string; webhook_secret: string }> {
+    const webhookSecret = newWebhookSecret();
+    if (!(await updateMerchant(this.db, merchantId, { webhook_secret: webhookSecret }))) {
+      throw new MerchantNotFoundError(merchantId);
+    }
+    return { merchant_id: merchantId, webhook_secret: webhookSecret };
+  }
+
+  async setStatus(merchantId: string, status: MerchantStatus): Promise<MerchantView> {
+    if (!(await updateMerchant(this.db, merchantId, { status }))) throw new MerchantNotFoundError(merchantId);
+    this.keyCache.clear();
+    return toView(await this.get(merchantId));
+  }
+
+  /** The owner of an API key, or null for an unknown or revoked key. */
+  async authenticate(apiKey: string): Promise<Principal | null> {
+    const hash = sha256Hex(apiKey);
+    const at = this.now();
+    const cached = this.keyCache.get(hash);
+    if (cached && cached.until > at) return cached.principal;
+    const owner = await findKeyOwner(this.db, hash);
+    const principal = owner ? ownerToPrincipal(owner) : null;
+    if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
+    this.keyCache.set(hash, { principal, until: at + KEY_CACHE_MS });
+    return principal;
+  }
+}

@@ -1,0 +1,72 @@
+/** Request and response schemas of the pay-in endpoints (seed §2.4, §2.5, §4). */
+import { Type, type Static } from '@sinclair/typebox';
+import type { CommonSchemas } from '../http/common.schemas.ts';
+
+export function payinSchemas(c: CommonSchemas) {
+  const common = {
+    money: c.Money,
+    callback_url: Type.Optional(c.Url),
+    phone: Type.Optional(
+      Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: 20, deprecated: true, description: 'Deprecated: use user_details.phone_number.' }),
+    ),
+    user_details: Type.Optional(c.UserDetails),
+  };
+  const Onsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(32) }, { title: 'OnsitePayinRequest' });
+  const Offsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(36) }, { title: 'OffsitePayinRequest' });
+  const P2P = Type.Object(
+    { ...common, merchant_order_no: c.OrderNo(36), redirect_url: Type.Optional(c.Url) },
+    { title: 'P2PPayinRequest' },
+  );
+  return { Onsite, Offsite, P2P };
+}
+
+export type PayinSchemas = ReturnType<typeof payinSchemas>;
+export type P2PPayinRequest = Static<PayinSchemas['P2P']>;
+export type PayinRequest = Static<PayinSchemas['Onsite']> & { redirect_url?: string | null };
+
+export const PagePayinResponse = Type.Object(
+  {
+    success: Type.Boolean(),
+    payment_id: Type.String(),
+    payment_url: Type.String(),
+    amount: Type.Number(),
+    currency: Type.String(),
+    message: Type.String(),
+  },
+  { title: 'PayinResponse' },
+);
+export type PagePayinResponse = Static<typeof PagePayinResponse>;
+
+export const OffsitePayinResponse = Type.Object(
+  {
+    success: Type.Boolean(),
+    payment_id: Type.String(),
+    data: Type.Object({
+      qrCode: Type.String({ description: 'PNG data URL of the UPI intent.' }),
+      cashier_url: Type.String(),
+      cashier_string: Type.String({ description: 'UPI intent: upi://pay?pa=…&pn=…&am=…&cu=…&tr=…&tn=…' }),
+      deep_links: Type.Object({
+        upi: Type.String(),
+        gpay: Type.String(),
+        phonepe: Type.String(),
+        paytm: Type.String(),
+      }),
+    }),
+    amount: Type.Number(),
+    currency: Type.String(),
+    message: Type.String(),
+  },
+  { title: 'OffsitePayinResponse' },
+);
+export type OffsitePayinResponse = Static<typeof OffsitePayinResponse>;
+
+export const StatusResponse = Type.Object(
+  {
+    status: Type.String({ description: 'PENDING, PROCESSING (payouts), SUCCESS or FAILED' }),
+    money: Type.Object({ amount: Type.Number(), currency: Type.String() }),
+    channel_txn_id: Type.String(),
+    utr: Type.String(),
+  },
+  { title: 'StatusResponse' },
+);
+export type StatusResponse = Static<typeof StatusResponse>;

@@ -1,0 +1,163 @@
+/**
+ * Pay-ins in three flows (seed §4, CONTRACT §3–§5). A pay-in is one row: created PENDING with
+ * the response it was created with (for replays), settled by the final-status transition,
+ * failed by the worker when it expires.
+ */
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.ts';
+import type { Flow, Tables } from '../db/schema.ts';
+import type { Channel } from '../channels/channel.ts';
+import { AppError } from '../http/errors.ts';
+import { newPaymentId } from '../ids.ts';
+import { toPaise, toRupees } from '../money.ts';
+import type { Principal } from '../merchants/merchants.service.ts';
+import { requestHash, type Created } from '../payments/idempotency.ts';
+import { findByOrderNo, findStatus, insertTransaction } from '../transactions/transactions.repository.ts';
+import type { OffsitePayinResponse, PagePayinResponse, PayinRequest, StatusResponse } from './payins.schemas.ts';
+import { deepLinks, qrDataUrl, upiIntent } from './upi.ts';
+
+export type PayinFlow = Exclude<Flow, 'payout'>;
+
+/** Resolves the channel for a merchant's mode, or throws 403 when none is configured. */
+export type ChannelFor = (principal: Principal) => Channel;
+
+export function checkCurrency(config: Config, currency: string | null | undefined): string {
+  const c = currency ?? 'INR';
+  if (!config.supportedCurrencies.includes(c)) {
+    throw new AppError('VALIDATION_INVALID_CURRENCY', `Currency ${c.slice(0, 8)} is not supported`, {
+      supported_currencies: [...config.supportedCurrencies],
+    });
+  }
+  return c;
+}
+
+export function toStatusResponse(v: { status: string; amount: number; currency: string; channel_txn_id: string; utr: string }): StatusResponse {
+  return { status: v.status, money: { amount: toRupees(v.amount), currency: v.currency }, channel_txn_id: v.channel_txn_id, utr: v.utr };
+}
+
+const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
+
+export class PayinService {
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly config: Config,
+    private readonly channelFor: ChannelFor,
+    now?: () => number,
+  ) {
+    this.now = now ?? Date.now;
+  }
+
+  async create(
+    principal: Principal,
+    flow: PayinFlow,
+    req: PayinRequest,
+  ): Promise<Created<PagePayinResponse | OffsitePayinResponse>> {
+    const channel = this.channelFor(principal);
+    const currency = checkCurrency(this.config, req.money.currency);
+    const amount = toPaise(req.money.amount);
+    const user = req.user_details ?? {};
+    const phone = user.phone_number ?? req.phone ?? null;
+    const callbackUrl = req.callback_url ?? null;
+    const redirectUrl = flow === 'p2p' ? (req.redirect_url ?? null) : null;
+    const hash = requestHash({
+      flow,
+      amount,
+      currency,
+      phone,
+      user_name: user.user_name ?? null,
+      email: user.email ?? null,
+      callback_url: callbackUrl,
+      redirect_url: redirectUrl,
+    });
+
+    const paymentId = newPaymentId();
+    const pageUrl = `${this.config.publicUrl}/${PAGE_PATH[flow]}/${paymentId}`;
+    const instructions = await channel.openPayin({
+      paymentId,
+      merchantOrderNo: req.merchant_order_no,
+      amount,
+      currency,
+      merchant: { name: principal.merchantName, vpa: principal.vpa },
+    });
+    const base = { success: true, payment_id: paymentId };
+    const tail = { amount: toRupees(amount), currency, message: 'Payment created' };
+    let response: PagePayinResponse | OffsitePayinResponse;
+    if (flow === 'offsite') {
+      const upi = {
+        payeeVpa: instructions.payeeVpa,
+        payeeName: instructions.payeeName,
+        amount,
+        currency,
+        paymentId,
+        orderNo: req.merchant_order_no,
+      };
+      const intent = upiIntent(upi);
+      response = {
+        ...base,
+        data: { qrCode: await qrDataUrl(intent), cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(upi) },
+        ...tail,
+      };
+    } else {
+      response = { ...base, payment_url: pageUrl, ...tail };
+    }
+
+    const at = this.now();
+    const expiresAt = at + this.config.payinExpiryS * 1000;
+    const inserted = await insertTransaction(this.db, {
+      payment_id: paymentId,
+      merchant_id: principal.merchantId,
+      kind: 'payin',
+      flow,
+      merchant_order_no: req.merchant_order_no,
+      amount,
+      currency,
+      status: 'PENDING',
+      utr: '',
+      channel_txn_id: instructions.channelTxnId,
+      channel: channel.name,
+      user_name: user.user_name ?? null,
+      user_phone: phone,
+      user_email: user.email ?? null,
+      callback_url: callbackUrl ?? principal.callbackUrl,
+      redirect_url: redirectUrl,
+      receiver_name: null,
+      receiver_account_no: null,
+      receiver_ifsc: null,
+      request_hash: hash,
+      response_json: JSON.stringify(response),
+      expires_at: expiresAt,
+      next_action_at: expiresAt,
+      lease_until: null,
+      created_at: at,
+      updated_at: at,
+      finalized_at: null,
+    });
+    if (inserted) return { body: response, replayed: false };
+    return replayOrConflict(this.db, principal, 'payin', req.merchant_order_no, hash);
+  }
+
+  async status(principal: Principal, paymentId: string): Promise<StatusResponse> {
+    const row = await findStatus(this.db, principal.merchantId, 'payin', paymentId);
+    if (!row) throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    return toStatusResponse(row);
+  }
+}
+
+/** After an order-number conflict: the original response when the request is the same, else 409. */
+export async function replayOrConflict(
+  db: Kysely<Tables>,
+  principal: Principal,
+  kind: 'payin' | 'payout',
+  orderNo: string,
+  hash: string,
+): Promise<Created<never>> {
+  const existing = await findByOrderNo(db, principal.merchantId, kind, orderNo);
+  if (existing && existing.request_hash === hash) return { body: existing.response_json, replayed: true };
+  throw new AppError(
+    'DUPLICATE_ORDER_NO',
+    `merchant_order_no was already used for another ${kind === 'payin' ? 'pay-in' : 'payout'} request`,
+    existing ? { payment_id: existing.payment_id } : {},
+  );
+}

@@ -1,0 +1,40 @@
+/** Request and response schemas of the payout endpoint (seed §2.6, §2.7; CONTRACT §5). */
+import { Type, type Static } from '@sinclair/typebox';
+import type { CommonSchemas } from '../http/common.schemas.ts';
+
+export function payoutSchemas(c: CommonSchemas) {
+  const Receiver = Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 100 }),
+      account_no: Type.String({ pattern: '^[0-9]{9,18}$', description: '9 to 18 digits.' }),
+      ifsc_code: Type.String({ pattern: '^[A-Z]{4}0[A-Z0-9]{6}$', examples: ['HDFC0001234'] }),
+    },
+    { title: 'PayoutReceiver' },
+  );
+  const Payout = Type.Object(
+    {
+      money: c.Money,
+      merchant_order_no: c.OrderNo(32),
+      receiver: Receiver,
+      callback_url: Type.Optional(c.Url),
+      user_details: Type.Optional(c.UserDetails),
+    },
+    { title: 'PayoutRequest' },
+  );
+  return { Payout };
+}
+
+export type PayoutRequest = Static<ReturnType<typeof payoutSchemas>['Payout']>;
+
+export const PayoutResponse = Type.Object(
+  {
+    success: Type.Boolean(),
+    payment_id: Type.String(),
+    amount: Type.Number(),
+    currency: Type.String(),
+    status: Type.String({ description: 'PENDING at creation' }),
+    message: Type.String(),
+  },
+  { title: 'PayoutResponse' },
+);
+export type PayoutResponse = Static<typeof PayoutResponse>;

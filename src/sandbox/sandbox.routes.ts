@@ -1,0 +1,42 @@
+/** HTTP for settling sandbox transactions at once (CONTRACT §6). */
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { errorResponses } from '../http/common.schemas.ts';
+import { principalOf } from '../http/auth.ts';
+import type { SandboxService } from './sandbox.service.ts';
+
+const CompleteRequest = Type.Object({
+  payment_id: Type.String({ minLength: 1, maxLength: 64 }),
+  status: Type.Union([Type.Literal('SUCCESS'), Type.Literal('FAILED')]),
+});
+
+export const CompleteResponse = Type.Object(
+  {
+    payment_id: Type.String(),
+    status: Type.String(),
+    money: Type.Object({ amount: Type.Number(), currency: Type.String() }),
+    channel_txn_id: Type.String(),
+    utr: Type.String(),
+  },
+  { title: 'SandboxCompleteResponse' },
+);
+
+export const sandboxRoutes: FastifyPluginAsync<{ sandbox: SandboxService }> = async (fastify, { sandbox }) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  for (const kind of ['payin', 'payout'] as const) {
+    app.post(
+      `/sandbox/${kind}/complete`,
+      {
+        schema: {
+          tags: ['Sandbox'],
+          summary: `Settle a sandbox ${kind === 'payin' ? 'pay-in' : 'payout'} at once (test keys only)`,
+          security: [{ bearerAuth: [] }],
+          body: CompleteRequest,
+          response: { 200: CompleteResponse, ...errorResponses(404, 409) },
+        },
+      },
+      async (req) => sandbox.complete(principalOf(req), kind, req.body.payment_id, req.body.status),
+    );
+  }
+};

@@ -1,0 +1,58 @@
+/**
+ * Settling sandbox transactions on request: the API's `/sandbox/{payin,payout}/complete` and the hosted
+ * pages' "Simulate" buttons. Both go through the sandbox channel into the one final-status
+ * transition, exactly as a bank's report would.
+ */
+import type { Kysely } from 'kysely';
+import type { Tables, TransactionKind } from '../db/schema.ts';
+import type { SandboxChannel } from '../channels/sandbox.channel.ts';
+import type { SettlementSink } from '../channels/channel.ts';
+import { AppError } from '../http/errors.ts';
+import type { Principal } from '../merchants/merchants.service.ts';
+import { toStatusResponse } from '../payins/payins.service.ts';
+import type { StatusResponse } from '../payins/payins.schemas.ts';
+import { findTransaction, type TransactionRow } from '../transactions/transactions.repository.ts';
+
+export class SandboxService {
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly channel: SandboxChannel,
+    private readonly sink: SettlementSink,
+  ) {}
+
+  /** Settles a transaction of the merchant's. 403 for live keys, 404 unknown, 409 when already final. */
+  async complete(
+    principal: Principal,
+    kind: TransactionKind,
+    paymentId: string,
+    status: 'SUCCESS' | 'FAILED',
+  ): Promise<StatusResponse & { payment_id: string }> {
+    if (principal.mode !== 'test') throw new AppError('SANDBOX_ONLY', 'Only sandbox (test) merchants can do this');
+    const txn = await findTransaction(this.db, paymentId);
+    if (!txn || txn.merchant_id !== principal.merchantId || txn.kind !== kind) {
+      throw new AppError('PAYMENT_NOT_FOUND', `No ${kind === 'payin' ? 'pay-in' : 'payout'} with this payment_id`);
+    }
+    const after = await this.settle(txn, status, 'sandbox_api');
+    return { payment_id: paymentId, ...toStatusResponse(after) };
+  }
+
+  /**
+   * Settles a sandbox transaction as its channel would. Throws 409 INVALID_STATE when it is
+   * already final (including when another request finalised it a moment earlier).
+   */
+  async settle(txn: TransactionRow, status: 'SUCCESS' | 'FAILED', source: string): Promise<TransactionRow> {
+    if (txn.channel !== this.channel.name) throw new AppError('SANDBOX_ONLY', 'This transaction is not on the sandbox channel');
+    const invalid = () =>
+      new AppError('INVALID_STATE', `The transaction is already final (${txn.status})`, { status: txn.status });
+    if (txn.status === 'SUCCESS' || txn.status === 'FAILED') throw invalid();
+    const { changed } =
+      txn.kind === 'payin'
+        ? await this.channel.completePayin(this.sink, txn.payment_id, status, source)
+        : await this.channel.completePayout(this.sink, txn.payment_id, txn.channel_txn_id, status, source);
+    const after = await findTransaction(this.db, txn.payment_id);
+    if (!changed || !after) {
+      throw new AppError('INVALID_STATE', 'The transaction is already final', { status: after?.status ?? txn.status });
+    }
+    return after;
+  }
+}

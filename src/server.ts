@@ -1,0 +1,58 @@
+/**
+ * Starts a serving process: migrations, the first-run sandbox merchant, the HTTP app and the
+ * background workers; and stops it gracefully (in-flight requests finish, workers drain).
+ */
+import type { Config } from './config.ts';
+import { migrate, openDatabase } from './db/database.ts';
+import { buildApp, type Paygate } from './app.ts';
+
+export interface RunningServer {
+  paygate: Paygate;
+  address: string;
+  close(): Promise<void>;
+}
+
+/** The lines printed on first run: how to call the gateway right away. */
+export function firstRunBanner(config: Config, created: { merchant_id: string; api_key: string; webhook_secret: string }): string {
+  const base = config.publicUrl;
+  return [
+    '',
+    'Paygate created a sandbox merchant for you (shown once; keep them safe):',
+    `  merchant_id:    ${created.merchant_id}`,
+    `  api_key:        ${created.api_key}`,
+    `  webhook_secret: ${created.webhook_secret}`,
+    '',
+    'Try it:',
+    `  curl -s -X POST ${base}/payments/onsite/payin -H 'Authorization: Bearer ${created.api_key}' -H 'Content-Type: application/json' -d '{"money":{"amount":500,"currency":"INR"},"merchant_order_no":"order-1"}'`,
+    '',
+  ].join('\n');
+}
+
+export async function startServer(config: Config, options: { firstRun?: boolean; print?: (s: string) => void } = {}): Promise<RunningServer> {
+  const database = openDatabase(config.databaseUrl);
+  await migrate(database);
+  const paygate = await buildApp({ config, database });
+  const { app, services, worker } = paygate;
+
+  if (options.firstRun && (await services.merchants.count()) === 0) {
+    const created = await services.merchants.create({ name: 'Sandbox Merchant' });
+    (options.print ?? console.log)(firstRunBanner(config, created));
+  }
+
+  const address = await app.listen({ port: config.port, host: config.host });
+  worker.start();
+
+  let closing: Promise<void> | null = null;
+  return {
+    paygate,
+    address,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await worker.stop();
+        await database.close();
+      })();
+      return closing;
+    },
+  };
+}

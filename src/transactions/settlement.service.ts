@@ -1,0 +1,89 @@
+/**
+ * The one final-status transition. Every change to SUCCESS or FAILED, from any source (the
+ * sandbox, a page button, expiry, a bank adapter), goes through `settle`, which in one database
+ * transaction: moves the status only if it is not final yet, moves the money through the ledger,
+ * records the event, and writes the callback into the outbox. After the commit it tells the
+ * listeners (the callback dispatcher), so delivery starts at once.
+ */
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
+import { callbackBody } from '../callbacks/signature.ts';
+import { enqueueDelivery } from '../callbacks/outbox.repository.ts';
+import { creditPayin, settlePayout } from '../wallet/wallet.service.ts';
+import { insertEvent, markFinal, type TransactionRow } from './transactions.repository.ts';
+
+export interface SettlementOptions {
+  payinFeeBps: number;
+  /** 1 + CALLBACK_MAX_RETRIES */
+  callbackMaxAttempts: number;
+  now?: () => number;
+}
+
+export type FinalListener = (txn: TransactionRow, deliveryId: string | null) => void;
+
+export class SettlementService implements SettlementSink {
+  private readonly listeners: FinalListener[] = [];
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly options: SettlementOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Called after each committed final status. */
+  onFinal(listener: FinalListener): void {
+    this.listeners.push(listener);
+  }
+
+  async settle(paymentId: string, outcome: FinalOutcome, source: string): Promise<{ changed: boolean }> {
+    const result = await this.db.transaction().execute(async (tx) => {
+      const at = this.now();
+      const txn = await markFinal(tx, paymentId, outcome, at);
+      if (!txn) return null;
+      if (txn.kind === 'payin') {
+        if (outcome.status === 'SUCCESS') {
+          await creditPayin(
+            tx,
+            { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, feeBps: this.options.payinFeeBps },
+            at,
+          );
+        }
+      } else {
+        await settlePayout(
+          tx,
+          { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, success: outcome.status === 'SUCCESS' },
+          at,
+        );
+      }
+      await insertEvent(tx, paymentId, outcome.status, source, at);
+      let deliveryId: string | null = null;
+      if (txn.callback_url) {
+        deliveryId = await enqueueDelivery(
+          tx,
+          {
+            paymentId,
+            merchantId: txn.merchant_id,
+            url: txn.callback_url,
+            body: callbackBody({
+              paymentId,
+              merchantOrderNo: txn.merchant_order_no,
+              amount: txn.amount,
+              currency: txn.currency,
+              status: outcome.status,
+              utr: txn.utr,
+            }),
+            maxAttempts: this.options.callbackMaxAttempts,
+          },
+          at,
+        );
+      }
+      return { txn, deliveryId };
+    });
+    if (!result) return { changed: false };
+    for (const listener of this.listeners) listener(result.txn, result.deliveryId);
+    return { changed: true };
+  }
+}

@@ -1,0 +1,154 @@
+/** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
+import { sql, type Kysely } from 'kysely';
+import type { DatabaseKind } from '../db/database.ts';
+import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
+
+export type TransactionRow = TransactionTable;
+
+/** Inserts a new transaction unless the merchant already used its order number. False on that conflict. */
+export async function insertTransaction(db: Kysely<Tables>, row: TransactionRow): Promise<boolean> {
+  const inserted = await db
+    .insertInto('transactions')
+    .values(row)
+    .onConflict((oc) => oc.columns(['merchant_id', 'kind', 'merchant_order_no']).doNothing())
+    .returning('payment_id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+export async function findByOrderNo(
+  db: Kysely<Tables>,
+  merchantId: string,
+  kind: TransactionKind,
+  orderNo: string,
+): Promise<Pick<TransactionRow, 'payment_id' | 'request_hash' | 'response_json'> | undefined> {
+  return db
+    .selectFrom('transactions')
+    .select(['payment_id', 'request_hash', 'response_json'])
+    .where('merchant_id', '=', merchantId)
+    .where('kind', '=', kind)
+    .where('merchant_order_no', '=', orderNo)
+    .executeTakeFirst();
+}
+
+export async function findTransaction(db: Kysely<Tables>, paymentId: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom('transactions').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
+}
+
+export interface StatusView {
+  status: TransactionStatus;
+  amount: number;
+  currency: string;
+  channel_txn_id: string;
+  utr: string;
+}
+
+/** The few columns a status query returns, for one merchant's transaction of one kind. */
+export async function findStatus(
+  db: Kysely<Tables>,
+  merchantId: string,
+  kind: TransactionKind,
+  paymentId: string,
+): Promise<StatusView | undefined> {
+  return db
+    .selectFrom('transactions')
+    .select(['status', 'amount', 'currency', 'channel_txn_id', 'utr'])
+    .where('payment_id', '=', paymentId)
+    .where('merchant_id', '=', merchantId)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+}
+
+/**
+ * The one conditional update behind every final status: it only changes a transaction that is
+ * not final yet, so a final status can never be overwritten. Returns the updated row, or
+ * undefined when the transaction was already final (or does not exist).
+ */
+export async function markFinal(
+  db: Kysely<Tables>,
+  paymentId: string,
+  outcome: { status: 'SUCCESS' | 'FAILED'; utr: string; channelTxnId: string },
+  at: number,
+): Promise<TransactionRow | undefined> {
+  return db
+    .updateTable('transactions')
+    .set({
+      status: outcome.status,
+      utr: outcome.utr,
+      channel_txn_id: outcome.channelTxnId ? outcome.channelTxnId : sql<string>`channel_txn_id`,
+      finalized_at: at,
+      updated_at: at,
+      next_action_at: null,
+      lease_until: null,
+    })
+    .where('payment_id', '=', paymentId)
+    .where('status', 'in', ['PENDING', 'PROCESSING'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function insertEvent(
+  db: Kysely<Tables>,
+  paymentId: string,
+  status: TransactionStatus,
+  source: string,
+  at: number,
+): Promise<void> {
+  await db.insertInto('transaction_events').values({ payment_id: paymentId, status, source, created_at: at }).execute();
+}
+
+/**
+ * Claims transactions whose next action is due (pay-in expiry, payout submission or settlement)
+ * for `leaseMs`. On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim side by side
+ * without taking the same row; on SQLite the single statement is atomic on its own.
+ */
+export async function claimDue(
+  db: Kysely<Tables>,
+  kind: DatabaseKind,
+  now: number,
+  leaseMs: number,
+  limit: number,
+): Promise<TransactionRow[]> {
+  const due = db
+    .selectFrom('transactions')
+    .select('payment_id')
+    .where('status', 'in', ['PENDING', 'PROCESSING'])
+    .where('next_action_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .orderBy('next_action_at')
+    .limit(limit);
+  return db
+    .updateTable('transactions')
+    .set({ lease_until: now + leaseMs })
+    .where('payment_id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
+    .where('status', 'in', ['PENDING', 'PROCESSING'])
+    .returningAll()
+    .execute();
+}
+
+/** Records that the channel accepted a payout, and when to ask it for the outcome. */
+export async function markProcessing(
+  db: Kysely<Tables>,
+  paymentId: string,
+  channelTxnId: string,
+  nextActionAt: number,
+  at: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('transactions')
+    .set({ status: 'PROCESSING', channel_txn_id: channelTxnId, next_action_at: nextActionAt, lease_until: null, updated_at: at })
+    .where('payment_id', '=', paymentId)
+    .where('status', '=', 'PENDING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Gives a claimed transaction back, to be looked at again at `nextActionAt`. */
+export async function reschedule(db: Kysely<Tables>, paymentId: string, nextActionAt: number): Promise<void> {
+  await db
+    .updateTable('transactions')
+    .set({ next_action_at: nextActionAt, lease_until: null })
+    .where('payment_id', '=', paymentId)
+    .where('status', 'in', ['PENDING', 'PROCESSING'])
+    .execute();
+}

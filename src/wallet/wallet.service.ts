@@ -1,0 +1,181 @@
+/**
+ * The merchant wallet and its double-entry ledger. Each money movement is one journal whose
+ * entries add up to zero: the wallet's `available` and `held` accounts on one side, an external
+ * account (operator funding, customer pay-ins, fees, bank payouts) on the other. Wallet columns
+ * change in the same database transaction as their entries.
+ *
+ * The movement functions take the caller's transaction: they are always one part of a larger
+ * change (a payout record, a final status).
+ */
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+import { prefixedId } from '../ids.ts';
+import { feeFor } from '../money.ts';
+import {
+  addAvailable,
+  countJournals,
+  findWallet,
+  insertJournal,
+  listWallets,
+  moveToHeld,
+  releaseHeld,
+  unbalancedJournals,
+  walletAccountSums,
+} from './wallet.repository.ts';
+
+export interface Balance {
+  currency: string;
+  /** paise */
+  available: number;
+  /** paise */
+  held: number;
+}
+
+export interface LedgerReport {
+  ok: boolean;
+  journals: number;
+  wallets: number;
+  problems: string[];
+}
+
+type Db = Kysely<Tables>;
+
+const EXTERNAL = {
+  funding: 'external:operator_funding',
+  payins: 'external:customer_payins',
+  fees: 'external:fees',
+  payouts: 'external:bank_payouts',
+} as const;
+
+/** Operator top-up. */
+export async function creditTopUp(db: Db, merchantId: string, currency: string, amount: number, at: number): Promise<void> {
+  await addAvailable(db, merchantId, currency, amount, at);
+  await insertJournal(
+    db,
+    {
+      journalId: prefixedId('jnl'),
+      kind: 'topup',
+      merchantId,
+      currency,
+      paymentId: null,
+      lines: [
+        { account: 'available', amount },
+        { account: EXTERNAL.funding, amount: -amount },
+      ],
+    },
+    at,
+  );
+}
+
+/** A successful pay-in: the amount less the fee becomes available. */
+export async function creditPayin(
+  db: Db,
+  p: { merchantId: string; currency: string; amount: number; paymentId: string; feeBps: number },
+  at: number,
+): Promise<void> {
+  const fee = feeFor(p.amount, p.feeBps);
+  const net = p.amount - fee;
+  if (net > 0) await addAvailable(db, p.merchantId, p.currency, net, at);
+  const lines = [
+    { account: 'available', amount: net },
+    { account: EXTERNAL.payins, amount: -p.amount },
+  ];
+  if (fee > 0) lines.push({ account: EXTERNAL.fees, amount: fee });
+  await insertJournal(
+    db,
+    { journalId: prefixedId('jnl'), kind: 'payin', merchantId: p.merchantId, currency: p.currency, paymentId: p.paymentId, lines },
+    at,
+  );
+}
+
+/** Holds a payout's amount. False, and nothing written, when the available balance does not cover it. */
+export async function holdForPayout(
+  db: Db,
+  p: { merchantId: string; currency: string; amount: number; paymentId: string },
+  at: number,
+): Promise<boolean> {
+  if (!(await moveToHeld(db, p.merchantId, p.currency, p.amount, at))) return false;
+  await insertJournal(
+    db,
+    {
+      journalId: prefixedId('jnl'),
+      kind: 'payout_hold',
+      merchantId: p.merchantId,
+      currency: p.currency,
+      paymentId: p.paymentId,
+      lines: [
+        { account: 'available', amount: -p.amount },
+        { account: 'held', amount: p.amount },
+      ],
+    },
+    at,
+  );
+  return true;
+}
+
+/** A payout's final status: SUCCESS pays the held amount out, FAILED returns it to available. */
+export async function settlePayout(
+  db: Db,
+  p: { merchantId: string; currency: string; amount: number; paymentId: string; success: boolean },
+  at: number,
+): Promise<void> {
+  await releaseHeld(db, p.merchantId, p.currency, p.amount, !p.success, at);
+  await insertJournal(
+    db,
+    {
+      journalId: prefixedId('jnl'),
+      kind: p.success ? 'payout_success' : 'payout_release',
+      merchantId: p.merchantId,
+      currency: p.currency,
+      paymentId: p.paymentId,
+      lines: [
+        { account: 'held', amount: -p.amount },
+        p.success ? { account: EXTERNAL.payouts, amount: p.amount } : { account: 'available', amount: p.amount },
+      ],
+    },
+    at,
+  );
+}
+
+export class WalletService {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async balance(merchantId: string, currency: string): Promise<Balance> {
+    const wallet = await findWallet(this.db, merchantId, currency);
+    return { currency, available: wallet?.available ?? 0, held: wallet?.held ?? 0 };
+  }
+
+  async topUp(merchantId: string, currency: string, amount: number): Promise<Balance> {
+    await this.db.transaction().execute((tx) => creditTopUp(tx, merchantId, currency, amount, this.now()));
+    return this.balance(merchantId, currency);
+  }
+
+  /** Checks that every journal balances and that every wallet equals the sum of its entries. */
+  async verify(): Promise<LedgerReport> {
+    const problems: string[] = [];
+    for (const j of await unbalancedJournals(this.db)) {
+      problems.push(`journal ${j.journal_id} does not balance: entries add up to ${j.total} paise`);
+    }
+    const sums = new Map<string, number>();
+    for (const s of await walletAccountSums(this.db)) sums.set(`${s.merchant_id}/${s.currency}/${s.account}`, s.total);
+    const wallets = await listWallets(this.db);
+    const seen = new Set<string>();
+    for (const w of wallets) {
+      for (const account of ['available', 'held'] as const) {
+        const key = `${w.merchant_id}/${w.currency}/${account}`;
+        seen.add(key);
+        const ledger = sums.get(key) ?? 0;
+        if (ledger !== w[account]) {
+          problems.push(`wallet ${w.merchant_id} ${w.currency} ${account} is ${w[account]} paise but its entries add up to ${ledger}`);
+        }
+      }
+    }
+    for (const [key, total] of sums) {
+      if (!seen.has(key) && total !== 0) problems.push(`entries for ${key} add up to ${total} paise but there is no such wallet`);
+    }
+    return { ok: problems.length === 0, journals: await countJournals(this.db), wallets: wallets.length, problems };
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Starts the real app on a real database for a test: `gateway()` gives a running Paygate with a
+ * funded-or-not sandbox merchant, and helpers to call it the way a merchant would.
+ */
+import { after, before } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type Paygate } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
+import type { CreatedMerchant } from '../../src/merchants/merchants.service.ts';
+import { createDatabase, postgresSkip, type TestDatabase } from './databases.ts';
+
+export interface Gateway {
+  paygate: Paygate;
+  app: FastifyInstance;
+  config: Config;
+  database: Database;
+  testDb: TestDatabase;
+  merchant: CreatedMerchant;
+  /** Base URL when started with `listen: true`. */
+  baseUrl: string;
+  /** POST a JSON body with the merchant's key (or `key`), through Fastify's inject. */
+  post(path: string, body?: unknown, opts?: { key?: string | null; headers?: Record<string, string> }): Promise<Reply>;
+  newMerchant(opts?: { live?: boolean; callbackUrl?: string }): Promise<CreatedMerchant>;
+  close(): Promise<void>;
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export interface GatewayOptions {
+  env?: Record<string, string>;
+  listen?: boolean;
+  /** Start the transaction worker (payout settlement, expiry). */
+  worker?: boolean;
+  now?: () => number;
+}
+
+/** Starts a gateway on a fresh database of `kind`. */
+export async function startGateway(kind: 'sqlite' | 'postgres', opts: GatewayOptions = {}): Promise<Gateway> {
+  const testDb = await createDatabase(kind);
+  const config = loadConfig({
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    ...opts.env,
+    DATABASE_URL: testDb.url,
+  });
+  const database = openDatabase(config.databaseUrl);
+  await migrate(database);
+  const paygate = await buildApp({ config, database, logger: false, now: opts.now });
+  const { app } = paygate;
+  let baseUrl = '';
+  if (opts.listen) {
+    baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  } else {
+    await app.ready();
+  }
+  if (opts.worker) paygate.worker.start();
+  const merchant = await paygate.services.merchants.create({ name: 'Test Shop' });
+
+  const post: Gateway['post'] = async (path, body, o = {}) => {
+    const key = o.key === undefined ? merchant.api_key : o.key;
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = typeof body === 'string' ? body : JSON.stringify(body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await app.inject({ method: 'POST', url: path, headers, payload });
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(res.body);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, body: parsed, text: res.body };
+  };
+
+  return {
+    paygate,
+    app,
+    config,
+    database,
+    testDb,
+    merchant,
+    baseUrl,
+    post,
+    newMerchant: (o = {}) => paygate.services.merchants.create({ name: 'Other Shop', live: o.live, callbackUrl: o.callbackUrl }),
+    async close() {
+      await paygate.worker.stop();
+      await app.close();
+      await database.close();
+      await testDb.drop();
+    },
+  };
+}
+
+/**
+ * Registers before/after hooks that start a gateway for the enclosing describe block and returns
+ * a getter for it. Call inside `describe(..., { skip }, () => { const gw = useGateway(kind); ... })`.
+ */
+export function useGateway(kind: 'sqlite' | 'postgres', opts: GatewayOptions = {}): () => Gateway {
+  let gw: Gateway | undefined;
+  before(async () => {
+    gw = await startGateway(kind, opts);
+  });
+  after(async () => {
+    await gw?.close();
+  });
+  return () => {
+    if (!gw) throw new Error('gateway not started');
+    return gw;
+  };
+}
+
+/** The skip option for a describe block of `kind`: PostgreSQL is skipped when absent (never under CI). */
+export async function skipFor(kind: 'sqlite' | 'postgres'): Promise<string | false> {
+  return kind === 'postgres' ? postgresSkip() : false;
+}
