@@ -2,7 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
-import { skipFor, useGateway } from './support/harness.ts';
+import { skipFor, startGateway, useGateway } from './support/harness.ts';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase } from '../src/db/database.ts';
 
 const ONSITE = { money: { amount: 500, currency: 'INR' }, merchant_order_no: 'order-1' };
 
@@ -129,3 +132,45 @@ for (const kind of DATABASES) {
     });
   });
 }
+
+describe('rate limit and unavailable storage', () => {
+  it('answers 429 RATE_LIMITED in shape A with Retry-After once a key exceeds RATE_LIMIT_PER_MINUTE', async () => {
+    const gw = await startGateway('sqlite', { env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await gw.post('/wallet/balance', {})).status, 200);
+      const limited = await gw.post('/wallet/balance', {});
+      assertShapeA(limited, 429, 'RATE_LIMITED');
+      assert.match(String(limited.headers['retry-after']), /^\d+$/);
+      // The limit is per key: another merchant is not affected.
+      const other = await gw.newMerchant();
+      assert.equal((await gw.post('/wallet/balance', {}, { key: other.api_key })).status, 200);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After when the database cannot be reached', async () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://root@127.0.0.1:1/paygate', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' });
+    const database = openDatabase(config.databaseUrl);
+    const { app } = await buildApp({ config, database, logger: false });
+    try {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/wallet/balance',
+        headers: { authorization: `Bearer sk_test_${'a'.repeat(40)}`, 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      const body = res.json();
+      assert.equal(res.statusCode, 503);
+      assert.equal(body.error.error_code, 'SERVICE_UNAVAILABLE');
+      assert.equal(body.error.code, 503);
+      assert.equal(res.headers['retry-after'], '5');
+      assert.doesNotMatch(body.error.message, /ECONNREFUSED|127\.0\.0\.1|postgres/i);
+      const ready = await app.inject('/readyz');
+      assert.equal(ready.statusCode, 503);
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+});
