@@ -67,6 +67,10 @@ const REDACT = [
   '*.account_no',
   '*.receiver_account_no',
   'err.config',
+  // Database errors can quote a failing row; rows may hold account numbers.
+  'err.detail',
+  'err.where',
+  'err.parameters',
 ];
 
 export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
