@@ -18,6 +18,8 @@ import { errorHandler, notFoundHandler, registerJsonParser, requestId } from './
 import { addKeywords } from './http/validation.ts';
 import { MerchantService, type Principal } from './merchants/merchants.service.ts';
 import { opsRoutes } from './ops.routes.ts';
+import { pageRoutes } from './pages/pages.routes.ts';
+import { PagesService } from './pages/pages.service.ts';
 import { payinRoutes } from './payins/payins.routes.ts';
 import { PayinService } from './payins/payins.service.ts';
 import { payoutRoutes } from './payouts/payouts.routes.ts';
@@ -150,6 +152,10 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(opsRoutes, { database, metrics });
+  // Hosted payment pages: customers' browsers, no API key, HTML forms (CONTRACT §5, §6).
+  await app.register(pageRoutes, {
+    pages: new PagesService(database.db, services.sandbox, { sandboxChannel: services.sandboxChannel.name, publicUrl: config.publicUrl, now }),
+  });
 
   const schemas = commonSchemas(config);
   await app.register(async (api) => {

@@ -1,0 +1,108 @@
+/**
+ * HTTP for the hosted payment pages: `GET /{pay,p2p,cashier}/{payment_id}` and the sandbox buttons'
+ * `POST …/{payment_id}/simulate`. Registered outside the API plugin: customers' browsers carry no
+ * API key, post HTML forms rather than JSON, and get HTML pages (never shape A) for errors too.
+ */
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { isUnavailableError } from '../db/database.ts';
+import { AppError } from '../http/errors.ts';
+import { PagesService, type PageKind } from './pages.service.ts';
+import { PAGE_CSS_HASH } from './pages.styles.ts';
+import { renderErrorPage, renderPage } from './pages.views.ts';
+
+const KINDS: readonly PageKind[] = ['pay', 'p2p', 'cashier'];
+const OUTCOMES = new Set(['SUCCESS', 'FAILED']);
+
+/**
+ * No script at all, the one stylesheet by hash, the QR inline. `form-action` also names the P2P
+ * return origin because Chromium checks the redirect that follows a form post against it.
+ */
+export function contentSecurityPolicy(returnOrigin: string | null = null): string {
+  return [
+    "default-src 'none'",
+    `style-src ${PAGE_CSS_HASH}`,
+    "img-src 'self' data:",
+    `form-action 'self'${returnOrigin ? ` ${returnOrigin}` : ''}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+const SECURITY_HEADERS = {
+  'content-security-policy': contentSecurityPolicy(),
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+const ERROR_PAGES: Record<number, [string, string]> = {
+  400: ['Something is wrong with this request', 'The request could not be understood. Go back to the payment page and try again.'],
+  403: ['Not allowed', 'This action is not available for this payment.'],
+  404: ['Payment not found', 'This payment link is not valid. Check the link, or ask the merchant for a new one.'],
+  503: ['Temporarily unavailable', 'Payments cannot be shown right now. Please try again in a minute.'],
+  500: ['Something went wrong', 'Please try again in a minute.'],
+};
+
+function errorPage(reply: FastifyReply, status: number): FastifyReply {
+  const [title, message] = ERROR_PAGES[status] ?? ERROR_PAGES[status < 500 ? 400 : 500]!;
+  return sendHtml(reply, status, renderErrorPage(title, message));
+}
+
+function pageErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof AppError) {
+    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+    if (error.statusCode >= 500) request.log.error({ err: error }, 'page error');
+    return errorPage(reply, error.statusCode);
+  }
+  if (isUnavailableError(error)) {
+    request.log.warn({ err: error }, 'storage unavailable');
+    return errorPage(reply.header('retry-after', '5'), 503);
+  }
+  const status = (error as FastifyError).statusCode;
+  // Too large, wrong content type, malformed form: the browser sent something no page sends.
+  if (status && status >= 400 && status < 500) return errorPage(reply, status === 413 || status === 415 ? status : 400);
+  request.log.error({ err: error }, 'unhandled page error');
+  return errorPage(reply, 500);
+}
+
+interface IdParams {
+  id: string;
+}
+
+export const pageRoutes: FastifyPluginAsync<{ pages: PagesService }> = async (app, { pages }) => {
+  // Only the sandbox buttons post, and they send one short urlencoded field.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 }, (_req, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    reply.headers(SECURITY_HEADERS);
+  });
+  app.setErrorHandler(pageErrorHandler);
+
+  for (const kind of KINDS) {
+    app.get<{ Params: IdParams }>(`/${kind}/:id`, { schema: { hide: true } }, async (req, reply) => {
+      const row = await pages.find(kind, req.params.id);
+      reply.header('content-security-policy', contentSecurityPolicy(PagesService.redirectOrigin(row.txn.redirect_url)));
+      const outcome = await pages.view(row, kind);
+      if ('redirect' in outcome) return reply.code(303).header('location', outcome.redirect).send();
+      return sendHtml(reply, 200, renderPage(outcome.page, pages.pagePath(kind, row.txn.payment_id)));
+    });
+
+    app.post<{ Params: IdParams }>(`/${kind}/:id/simulate`, { schema: { hide: true } }, async (req, reply) => {
+      // A form on another site must not settle a customer's payment (sandbox or not).
+      if (req.headers['sec-fetch-site'] === 'cross-site') return errorPage(reply, 403);
+      const statuses = req.body instanceof URLSearchParams ? req.body.getAll('status') : [];
+      const status = statuses.length === 1 ? statuses[0] : undefined;
+      if (status === undefined || !OUTCOMES.has(status)) return errorPage(reply, 400);
+      const row = await pages.find(kind, req.params.id);
+      const location = await pages.simulate(row, kind, status as 'SUCCESS' | 'FAILED');
+      return reply.code(303).header('location', location).send();
+    });
+  }
+};

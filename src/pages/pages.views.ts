@@ -1,0 +1,143 @@
+/**
+ * Server-rendered HTML of the hosted pages. Phone-first (customers pay from phones), readable
+ * without JavaScript (the CSP allows none), and every dynamic text goes through `esc`.
+ */
+import type { PageView } from './pages.service.ts';
+import { PAGE_CSS } from './pages.styles.ts';
+
+/** Escapes text for HTML element content and double-quoted attribute values. */
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function esc(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+}
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="color-scheme" content="light">
+<meta name="format-detection" content="telephone=no">
+<title>${esc(title)}</title>
+<link rel="icon" href="data:,">
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<div class="bar"><div class="bar-in"><span class="brand">Paygate</span><span class="secure">Secure UPI payment</span></div></div>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** "14 min 05 s" for people; the `<time>` element carries the ISO duration for machines. */
+export function timeLeft(seconds: number): { text: string; iso: string } {
+  const m = Math.floor(seconds / 60);
+  const s = seconds % 60;
+  return { text: m > 0 ? `${m} min ${String(s).padStart(2, '0')} s` : `${s} s`, iso: `PT${m}M${s}S` };
+}
+
+function summary(v: PageView, extra = ''): string {
+  return `<dl>
+<dt>Order number</dt><dd class="mono">${esc(v.orderNo)}</dd>${extra}
+</dl>`;
+}
+
+function pendingPage(v: PageView, self: string): string {
+  const left = timeLeft(v.secondsLeft);
+  const links = v.links;
+  const qr = v.qrSvg
+    .trim()
+    .replace('<svg ', `<svg class="qr" role="img" aria-labelledby="qr-title" `)
+    .replace(/^(<svg[^>]*>)/, `$1<title id="qr-title">UPI QR code to pay ${esc(v.amountText)} to ${esc(v.merchantName)}</title>`);
+  const sandbox = v.sandbox
+    ? `<section class="card sandbox" aria-labelledby="sandbox-h">
+<h2 id="sandbox-h">Sandbox payment</h2>
+<p>This is a test payment: no money moves. Choose the outcome the merchant should receive.</p>
+<form class="sim" method="post" action="${esc(self)}/simulate">
+<button class="btn ok" type="submit" name="status" value="SUCCESS">Simulate success</button>
+<button class="btn fail" type="submit" name="status" value="FAILED">Simulate failure</button>
+</form>
+</section>`
+    : '';
+  const appLinks = links
+    ? `<section class="card" aria-labelledby="apps-h">
+<h2 id="apps-h">Or pay with a UPI app</h2>
+<div class="apps">
+<a class="btn app app-upi" href="${esc(links.upi)}">Open UPI app</a>
+<a class="btn app" href="${esc(links.gpay)}">Google Pay</a>
+<a class="btn app" href="${esc(links.phonepe)}">PhonePe</a>
+<a class="btn app" href="${esc(links.paytm)}">Paytm</a>
+</div>
+</section>`
+    : '';
+  return layout(
+    `Pay ${v.amountText} to ${v.merchantName}`,
+    `<section class="card" aria-labelledby="merchant-h">
+<p class="label">Paying</p>
+<h1 id="merchant-h">${esc(v.merchantName)}</h1>
+<p class="amount">${esc(v.amountText)}</p>
+${summary(v, `\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}">${left.text}</time></dd>`)}
+</section>
+<section class="card" aria-labelledby="scan-h">
+<h2 id="scan-h">Scan to pay</h2>
+${qr}
+<p class="hint">Scan with any UPI app and approve the payment.</p>
+</section>
+${appLinks}
+${sandbox}
+<a class="back" href="${esc(self)}">I have paid: check the status</a>
+<footer>Payment ID <span class="mono">${esc(v.paymentId)}</span></footer>`,
+  );
+}
+
+function resultPage(v: PageView): string {
+  const kinds = {
+    SUCCESS: { title: 'Payment successful', mark: 'mark-ok', sign: '✓', note: 'The merchant has been told. You can close this page.' },
+    FAILED: { title: 'Payment failed', mark: 'mark-fail', sign: '✕', note: 'No money was taken. Go back to the merchant to try again.' },
+    expired: {
+      title: 'Payment request expired',
+      mark: 'mark-wait',
+      sign: '!',
+      note: 'This payment can no longer be paid. Go back to the merchant to start a new one.',
+    },
+    pending: { title: '', mark: '', sign: '', note: '' },
+  } as const;
+  const k = kinds[v.state];
+  const utr = v.state === 'SUCCESS' && v.utr ? `\n<dt>UTR</dt><dd class="mono">${esc(v.utr)}</dd>` : '';
+  const status = v.state === 'expired' ? 'EXPIRED' : v.state;
+  return layout(
+    `${k.title}: ${v.amountText} to ${v.merchantName}`,
+    `<section class="card result" aria-labelledby="result-h">
+<div class="mark ${k.mark}" aria-hidden="true">${k.sign}</div>
+<h1 id="result-h">${k.title}</h1>
+<p class="label">${esc(v.merchantName)}</p>
+<p class="amount">${esc(v.amountText)}</p>
+${summary(v, `\n<dt>Status</dt><dd data-status="${status}">${status}</dd>${utr}`)}
+<p class="hint">${k.note}</p>
+</section>
+<footer>Payment ID <span class="mono">${esc(v.paymentId)}</span></footer>`,
+  );
+}
+
+/** The page of a pay-in: how to pay while pending, else the result. */
+export function renderPage(v: PageView, self: string): string {
+  return v.state === 'pending' ? pendingPage(v, self) : resultPage(v);
+}
+
+/** A page for "not found", "bad request" and the like; `message` is plain text. */
+export function renderErrorPage(title: string, message: string): string {
+  return layout(
+    title,
+    `<section class="card result" aria-labelledby="error-h">
+<div class="mark mark-wait" aria-hidden="true">!</div>
+<h1 id="error-h">${esc(title)}</h1>
+<p class="hint">${esc(message)}</p>
+</section>`,
+  );
+}
