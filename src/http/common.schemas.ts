@@ -2,7 +2,7 @@
  * Request parts shared by the payment endpoints (seed §2, CONTRACT §2 and §5). They depend on
  * the config (MAX_AMOUNT, whether http callback URLs are allowed), so they are built per app.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type StringOptions, type TSchema } from '@sinclair/typebox';
 import type { Config } from '../config.ts';
 import { toRupees } from '../money.ts';
 
@@ -11,9 +11,14 @@ function nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] });
 }
 
+/** A string that is stored: `noNul` refuses U+0000, which PostgreSQL text cannot hold. */
+export function Text(options: StringOptions = {}) {
+  return Type.String({ ...options, noNul: true });
+}
+
 export function commonSchemas(config: Config) {
   const urlSchemes = config.allowPrivateCallbackUrls ? ['https', 'http'] : ['https'];
-  const Url = nullable(Type.String({ maxLength: 512, urlParses: true, urlSchemes }));
+  const Url = nullable(Text({ maxLength: 512, urlParses: true, urlSchemes }));
 
   const Money = Type.Object(
     {
@@ -32,16 +37,16 @@ export function commonSchemas(config: Config) {
   const UserDetails = nullable(
     Type.Object(
       {
-        phone_number: Type.Optional(nullable(Type.String({ maxLength: 20 }))),
-        user_name: Type.Optional(nullable(Type.String({ maxLength: 100 }))),
-        email: Type.Optional(nullable(Type.String({ maxLength: 254, emailAddress: true }))),
+        phone_number: Type.Optional(nullable(Text({ maxLength: 20 }))),
+        user_name: Type.Optional(nullable(Text({ maxLength: 100 }))),
+        email: Type.Optional(nullable(Text({ maxLength: 254, emailAddress: true }))),
       },
       { title: 'UserDetails' },
     ),
   );
 
   const OrderNo = (maxLength: number) =>
-    Type.String({ minLength: 1, maxLength, description: `Your unique order number, 1 to ${maxLength} characters.` });
+    Text({ minLength: 1, maxLength, description: `Your unique order number, 1 to ${maxLength} characters.` });
 
   return { Money, UserDetails, Url, OrderNo };
 }

@@ -1,7 +1,7 @@
 /**
  * Turns the schema validator's (ajv's) errors into shape B, with pydantic v2 `type` words, and
  * adds the keywords the contract needs that JSON Schema lacks: decimal places of a number,
- * the scheme of a URL and an e-mail address.
+ * the scheme of a URL, an e-mail address and text that storage can hold (no NUL).
  */
 import type { Ajv, ErrorObject } from 'ajv';
 import { decimalPlaces } from '../money.ts';
@@ -42,6 +42,14 @@ export function addKeywords(ajv: Ajv): Ajv {
       const url = parseUrl(data);
       return url === null || schemes.includes(url.protocol.slice(0, -1));
     },
+    errors: false,
+  });
+  // PostgreSQL cannot store U+0000 in text; a stored string carrying one would fail the insert (a 500).
+  ajv.addKeyword({
+    keyword: 'noNul',
+    type: 'string',
+    schemaType: 'boolean',
+    validate: (_: boolean, data: string) => !data.includes('\u0000'),
     errors: false,
   });
   ajv.addKeyword({
@@ -94,6 +102,8 @@ function issueFor(error: ErrorObject, parentSchema: Record<string, unknown> | un
     }
     case 'emailAddress':
       return { type: 'value_error', msg: 'value is not a valid email address' };
+    case 'noNul':
+      return { type: 'value_error', msg: 'String should not contain NUL characters' };
     case 'enum':
     case 'const': {
       const allowed = (p.allowedValues as unknown[] | undefined) ?? [p.allowedValue];

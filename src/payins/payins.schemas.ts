@@ -7,7 +7,13 @@ export function payinSchemas(c: CommonSchemas) {
     money: c.Money,
     callback_url: Type.Optional(c.Url),
     phone: Type.Optional(
-      Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: 20, deprecated: true, description: 'Deprecated: use user_details.phone_number.' }),
+      Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        maxLength: 20,
+        noNul: true,
+        deprecated: true,
+        description: 'Deprecated: use user_details.phone_number.',
+      }),
     ),
     user_details: Type.Optional(c.UserDetails),
   };

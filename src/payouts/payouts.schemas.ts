@@ -1,11 +1,11 @@
 /** Request and response schemas of the payout endpoint (seed §2.6, §2.7; CONTRACT §5). */
 import { Type, type Static } from '@sinclair/typebox';
-import type { CommonSchemas } from '../http/common.schemas.ts';
+import { Text, type CommonSchemas } from '../http/common.schemas.ts';
 
 export function payoutSchemas(c: CommonSchemas) {
   const Receiver = Type.Object(
     {
-      name: Type.String({ minLength: 1, maxLength: 100 }),
+      name: Text({ minLength: 1, maxLength: 100 }),
       account_no: Type.String({ pattern: '^[0-9]{9,18}$', description: '9 to 18 digits.' }),
       ifsc_code: Type.String({ pattern: '^[A-Z]{4}0[A-Z0-9]{6}$', examples: ['HDFC0001234'] }),
     },

@@ -5,6 +5,12 @@ import type { Tables, TransactionKind, TransactionStatus, TransactionTable } fro
 
 export type TransactionRow = TransactionTable;
 
+/**
+ * Every payment_id is 32 characters [A-Za-z0-9] (CONTRACT §3). Anything else names no transaction,
+ * and is answered without a query: PostgreSQL would refuse some strings (U+0000) with an error.
+ */
+const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
+
 /** Inserts a new transaction unless the merchant already used its order number. False on that conflict. */
 export async function insertTransaction(db: Kysely<Tables>, row: TransactionRow): Promise<boolean> {
   const inserted = await db
@@ -32,6 +38,7 @@ export async function findByOrderNo(
 }
 
 export async function findTransaction(db: Kysely<Tables>, paymentId: string): Promise<TransactionRow | undefined> {
+  if (!PAYMENT_ID.test(paymentId)) return undefined;
   return db.selectFrom('transactions').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
 }
 
@@ -50,6 +57,7 @@ export async function findStatus(
   kind: TransactionKind,
   paymentId: string,
 ): Promise<StatusView | undefined> {
+  if (!PAYMENT_ID.test(paymentId)) return undefined;
   return db
     .selectFrom('transactions')
     .select(['status', 'amount', 'currency', 'channel_txn_id', 'utr'])
