@@ -56,5 +56,7 @@ export function parseAmountText(text: string): number | null {
 
 /** The fee on an amount in basis points, rounded down to the paisa (the merchant is never over-charged). */
 export function feeFor(paise: number, bps: number): number {
-  return Math.floor((paise * bps) / 10_000);
+  // paise * bps passes 2^53 for large amounts and the float product rounds up; split off whole
+  // multiples of 10 000 so that every intermediate stays exact.
+  return Math.floor(paise / 10_000) * bps + Math.floor(((paise % 10_000) * bps) / 10_000);
 }
