@@ -1,0 +1,216 @@
+/**
+ * Property tests (fast-check): whatever a client sends to whatever path, with whatever headers, the
+ * answer is never a 5xx and is always a success body, shape A or shape B (CONTRACT §8); and the money
+ * helpers round-trip every amount exactly.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { API_PATHS } from '../src/http/plumbing.ts';
+import { decimalPlaces, feeFor, formatAmount, formatIndian, parseAmountText, toPaise, toRupees } from '../src/money.ts';
+import { DATABASES } from './support/databases.ts';
+import { skipFor, useGateway } from './support/harness.ts';
+
+const PATHS = [...API_PATHS, '/nowhere', '/payments', '/payments/payout/x', '/wallet/balance?currency=INR', '/payments/onsite/payin/'];
+const METHODS = ['POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Checks what a merchant would get back: never a 5xx, and a body in one of the documented shapes. */
+function assertDocumentedShape(status: number, headers: Record<string, unknown>, text: string, what: string): void {
+  assert.ok(status < 500, `${what} → ${status} ${text}`);
+  const requestId = headers['x-request-id'];
+  assert.ok(typeof requestId === 'string' && requestId.length > 0, `${what}: x-request-id`);
+  const body = JSON.parse(text);
+  assert.ok(body !== null && typeof body === 'object' && !Array.isArray(body), `${what}: a JSON object`);
+  if (status >= 200 && status < 300) return;
+  if (status === 422) {
+    assert.deepEqual(Object.keys(body), ['detail'], `${what}: shape B`);
+    assert.ok(Array.isArray(body.detail) && body.detail.length > 0, `${what}: shape B detail`);
+    for (const d of body.detail) {
+      assert.deepEqual(Object.keys(d).sort(), ['loc', 'msg', 'type'], `${what}: shape B entry`);
+      assert.ok(Array.isArray(d.loc) && d.loc.length > 0 && d.loc.every((p: unknown) => typeof p === 'string'), `${what}: loc`);
+      assert.ok(typeof d.msg === 'string' && typeof d.type === 'string', `${what}: msg and type`);
+    }
+    return;
+  }
+  assert.ok(status >= 400, `${what}: unexpected status ${status}`);
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'status'], `${what}: shape A`);
+  assert.equal(body.status, false);
+  assert.equal(body.error.code, status, `${what}: error.code`);
+  assert.match(body.error.error_code, /^[A-Z_]+$/);
+  assert.ok(typeof body.error.message === 'string' && body.error.message.length > 0);
+  assert.equal(body.error.metadata.request_id, requestId, `${what}: metadata.request_id`);
+}
+
+/** Strings that exercise the edges: any code unit (NUL, lone surrogates), and values close to valid ones. */
+const edgy = fc.string({ unit: fc.constantFrom('a', 'Z', '9', ' ', '-', '\u0000', '\u0007', '\uD800', '\uDC00', 'é', '₹', '😀', '"', '\\'), maxLength: 12 });
+const text = fc.oneof(
+  fc.string(),
+  edgy,
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('', 'INR', 'USD', 'SUCCESS', 'FAILED', 'https://merchant.example.com/cb', 'http://127.0.0.1/', 'HDFC0001234', '123456789', 'a@b.co', '\u0000', 'x'.repeat(600)),
+);
+const number = fc.oneof(
+  fc.double(),
+  fc.integer(),
+  fc.constantFrom(0, 0.01, 0.005, 1.1, 500, 999.99, 1e7, 1e7 + 0.01, -1, 1e21, 5e-324, Number.MAX_SAFE_INTEGER),
+);
+const value = fc.oneof(text, number, fc.boolean(), fc.constant(null), fc.anything({ maxDepth: 2, stringUnit: 'binary' }));
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: arb }, { weight: 1, arbitrary: value });
+
+/** Objects shaped almost like a valid request of some endpoint, with any part swapped for junk. */
+const almostValid = fc.record(
+  {
+    money: maybe(fc.record({ amount: maybe(fc.constantFrom(1, 2.5, 10)), currency: maybe(fc.constantFrom('INR', 'USD', null)) }, { requiredKeys: ['amount'] })),
+    merchant_order_no: maybe(fc.oneof(edgy.map((s) => `${s}`), fc.string({ unit: 'binary', minLength: 0, maxLength: 40 }))),
+    receiver: maybe(
+      fc.record(
+        {
+          name: maybe(fc.oneof(edgy, fc.constant('Asha Rao'))),
+          account_no: maybe(fc.constantFrom('123456789', '123456780000', '12345678', '1234567890123456789')),
+          ifsc_code: maybe(fc.constantFrom('HDFC0001234', 'hdfc0001234', 'HDFC1001234')),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+    callback_url: maybe(fc.oneof(text, edgy.map((s) => `https://merchant.example.com/${s}`))),
+    redirect_url: maybe(fc.oneof(text, edgy.map((s) => `https://merchant.example.com/${s}`))),
+    phone: maybe(edgy),
+    user_details: maybe(fc.record({ phone_number: maybe(edgy), user_name: maybe(edgy), email: maybe(fc.oneof(text, edgy.map((s) => `${s}@example.com`))) }, { requiredKeys: [] })),
+    payment_id: maybe(fc.oneof(text, edgy, fc.stringMatching(/^[A-Za-z0-9]{32}$/))),
+    status: maybe(fc.constantFrom('SUCCESS', 'FAILED')),
+    currency: maybe(fc.constantFrom('INR', 'EUR', null)),
+  },
+  { requiredKeys: [] },
+);
+
+const body: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 4, arbitrary: almostValid.map((o) => JSON.stringify(o)) },
+  { weight: 2, arbitrary: fc.json() },
+  { weight: 1, arbitrary: fc.anything({ maxDepth: 3, stringUnit: 'binary' }).map((v) => JSON.stringify(v)) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }) },
+  { weight: 1, arbitrary: fc.constantFrom(undefined, '', '{', 'null', '[]', '{"money":}', '\u0000', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}') },
+);
+
+for (const kind of DATABASES) {
+  describe(`random requests on ${kind}`, { skip: await skipFor(kind) }, () => {
+    const gw = useGateway(kind);
+    let liveKey = '';
+
+    before(async () => {
+      await gw().paygate.services.wallets.topUp(gw().merchant.merchant_id, 'INR', 100_000_000);
+      liveKey = (await gw().newMerchant({ live: true })).api_key;
+    });
+
+    it('never answers 5xx and always answers a documented shape, on every route with any body and headers', async () => {
+      const key = gw().merchant.api_key;
+      const headers = fc.record(
+        {
+          'content-type': fc.constantFrom(
+            'application/json',
+            'application/json; charset=utf-8',
+            'Application/JSON',
+            'application/json;charset=latin1',
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'multipart/form-data; boundary=x',
+            'application/jsonx',
+            '*/*',
+            '',
+          ),
+          authorization: fc.oneof(
+            fc.constantFrom(`Bearer ${key}`, `bearer  ${key}`, `Bearer ${liveKey}`, `Bearer ${key}x`, `Basic ${key}`, 'Bearer', 'Bearer sk_test_', ''),
+            fc.string().map((s) => `Bearer ${s}`),
+          ),
+          'x-request-id': fc.oneof(fc.string(), fc.stringMatching(/^[A-Za-z0-9-]{1,140}$/)),
+          accept: fc.constantFrom('application/json', 'text/html', '*/*', 'application/xml'),
+          'idempotency-key': fc.string(),
+          'x-forwarded-for': fc.constantFrom('10.0.0.1', 'not-an-ip', '::1'),
+        },
+        { requiredKeys: ['authorization'] },
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...PATHS), fc.constantFrom(...METHODS), body, headers, async (path, method, payload, hdrs) => {
+          const clean: Record<string, string> = {};
+          for (const [name, v] of Object.entries(hdrs)) if (v !== undefined && v !== '') clean[name] = v;
+          const res = await gw().app.inject({ method, url: path, headers: clean, payload: method === 'GET' ? undefined : payload });
+          assertDocumentedShape(res.statusCode, res.headers, res.body, `${method} ${path} ${JSON.stringify(clean)} ${JSON.stringify(payload)}`);
+        }),
+        { numRuns: 400 },
+      );
+    });
+
+    it('answers almost-valid requests to the payment endpoints with 200, shape A or shape B, and never a 5xx', async () => {
+      const paths = ['/payments/onsite/payin', '/payments/offsite/payin', '/payments/p2p/payin', '/payments/payout', '/payments/payin_status', '/payments/payout_status', '/sandbox/payin/complete', '/sandbox/payout/complete', '/wallet/balance'];
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...paths), almostValid, async (path, request) => {
+          const res = await gw().post(path, request);
+          assertDocumentedShape(res.status, res.headers, res.text, `${path} ${JSON.stringify(request)}`);
+        }),
+        { numRuns: 400 },
+      );
+      assert.deepEqual((await gw().paygate.services.wallets.verify()).problems, []);
+    });
+  });
+}
+
+describe('money properties', () => {
+  const paise = fc.integer({ min: 0, max: 99_999_999_999_999 });
+
+  it('formats every paise amount with two decimals that parse back to the same paise', () => {
+    fc.assert(
+      fc.property(paise, (p) => {
+        const text = formatAmount(p);
+        assert.match(text, /^\d+\.\d{2}$/);
+        assert.equal(parseAmountText(text), p);
+        assert.equal(toPaise(Number(text)), p);
+      }),
+    );
+  });
+
+  it('turns every amount in rupees with at most 2 decimals into exact paise and back', () => {
+    fc.assert(
+      fc.property(paise, (p) => {
+        const rupees = toRupees(p);
+        assert.ok(decimalPlaces(rupees) <= 2, `${rupees}`);
+        assert.equal(toPaise(rupees), p);
+        assert.equal(toRupees(toPaise(rupees)), rupees);
+        // The number a JSON body carries reads back as the same amount.
+        assert.equal(toPaise(JSON.parse(JSON.stringify(rupees))), p);
+      }),
+    );
+  });
+
+  it('counts the decimal places of the text a JSON number was written as', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 999_999_999 }), fc.stringMatching(/^[0-9]{0,6}$/), (whole, fraction) => {
+        const written = fraction ? `${whole}.${fraction}` : `${whole}`;
+        const significant = fraction.replace(/0+$/, '').length;
+        assert.equal(decimalPlaces(Number(written)), significant, written);
+      }),
+    );
+  });
+
+  it('parses operator amounts only when they are plain decimals with at most 2 places', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 20 }), (s) => {
+        const parsed = parseAmountText(s);
+        if (/^\s*\d{1,13}(\.\d{1,2})?\s*$/.test(s)) assert.equal(parsed, Math.round(Number(s.trim()) * 100));
+        else assert.equal(parsed, null, JSON.stringify(s));
+      }),
+    );
+  });
+
+  it('groups digits the Indian way without changing the amount, and never over-charges a fee', () => {
+    fc.assert(
+      fc.property(paise, fc.integer({ min: 0, max: 10_000 }), (p, bps) => {
+        const indian = formatIndian(p);
+        assert.match(indian, /^₹(\d{1,2},)*(\d{1,2},)?\d{1,3}\.\d{2}$/);
+        assert.equal(indian.slice(1).replace(/,/g, ''), formatAmount(p));
+        const fee = feeFor(p, bps);
+        assert.ok(Number.isInteger(fee) && fee >= 0 && fee <= p);
+        const exact = BigInt(p) * BigInt(bps);
+        assert.ok(BigInt(fee) * 10_000n <= exact && BigInt(fee + 1) * 10_000n > exact);
+      }),
+    );
+  });
+});
