@@ -10,6 +10,9 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Channel } from './channels/channel.ts';
 import { SandboxChannel } from './channels/sandbox.channel.ts';
+import { CallbackDispatcher } from './callbacks/callback.dispatcher.ts';
+import { callbackRoutes } from './callbacks/callbacks.routes.ts';
+import { CallbackService } from './callbacks/callbacks.service.ts';
 import { authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './http/errors.ts';
@@ -49,12 +52,15 @@ export interface Services {
   settlement: SettlementService;
   sandbox: SandboxService;
   sandboxChannel: SandboxChannel;
+  callbacks: CallbackService;
 }
 
 export interface Paygate {
   app: FastifyInstance;
   services: Services;
   worker: TransactionWorker;
+  /** Delivers callbacks; `server.ts` starts it with the worker. */
+  dispatcher: CallbackDispatcher;
   metrics: Metrics;
   config: Config;
   database: Database;
@@ -95,6 +101,7 @@ export function buildServices(config: Config, database: Database, now: () => num
     settlement,
     sandbox: new SandboxService(db, sandboxChannel, settlement),
     sandboxChannel,
+    callbacks: new CallbackService(database, config, now),
   };
 }
 
@@ -123,6 +130,9 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     { pollMs: config.workerPollMs, now, logger: app.log },
   );
   services.payouts.onCreated = () => worker.wake();
+  const dispatcher = new CallbackDispatcher(database, config, { registry: metrics.registry, logger: app.log, now });
+  services.settlement.onFinal(() => dispatcher.wake());
+  services.callbacks.onQueued = () => dispatcher.wake();
 
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req, reply) => {
@@ -176,7 +186,8 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     await api.register(payoutRoutes, { payouts: services.payouts, schemas });
     await api.register(walletRoutes, { wallets: services.wallets, config });
     await api.register(sandboxRoutes, { sandbox: services.sandbox });
+    await api.register(callbackRoutes, { callbacks: services.callbacks });
   });
 
-  return { app, services, worker, metrics, config, database };
+  return { app, services, worker, dispatcher, metrics, config, database };
 }

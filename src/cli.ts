@@ -9,6 +9,9 @@ import { migrate, openDatabase, type Database } from './db/database.ts';
 import { buildServices } from './app.ts';
 import { formatAmount, parseAmountText, toRupees } from './money.ts';
 import { MerchantNotFoundError } from './merchants/merchants.service.ts';
+import { DELIVERY_STATUSES } from './callbacks/callbacks.service.ts';
+import type { DeliveryStatus } from './db/schema.ts';
+import { AppError } from './http/errors.ts';
 import { startServer } from './server.ts';
 
 class UsageError extends Error {}
@@ -25,6 +28,9 @@ const USAGE = `Usage: paygate <command> [options] [--json]
   wallet credit --merchant ID --amount 1000.00 [--currency INR]
   wallet show --merchant ID [--currency INR]
   ledger verify                           every journal balances, every wallet equals its entries
+  callbacks list [--status pending|delivered|failed]
+                                          the latest 100 callback deliveries
+  callbacks resend PAYMENT_ID             send a final transaction's callback again
 
 Settings come from the environment (DATABASE_URL, PORT, …); see README.md.`;
 
@@ -171,6 +177,27 @@ async function run(argv: string[], out: Out): Promise<number> {
       );
       return report.ok ? 0 : 1;
     }
+    case 'callbacks list': {
+      const status = flags.status as string | undefined;
+      if (status !== undefined && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
+        throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+      }
+      const deliveries = await withDatabase(config, (d) => buildServices(config, d).callbacks.list({ status: status as DeliveryStatus | undefined }));
+      out(
+        { deliveries },
+        deliveries
+          .map((c) => `${c.delivery_id}  ${c.payment_id}  ${c.status.padEnd(9)}  ${c.attempts}/${c.max_attempts}  ${c.last_error ?? ''}  ${c.url}`)
+          .join('\n') || 'no callback deliveries',
+      );
+      return 0;
+    }
+    case 'callbacks resend': {
+      const paymentId = positionals[2];
+      if (!paymentId) throw new UsageError('callbacks resend needs a PAYMENT_ID');
+      const r = await withDatabase(config, (d) => buildServices(config, d).callbacks.resend(paymentId));
+      out({ ...r }, `queued ${r.delivery_id} for ${r.payment_id}`);
+      return 0;
+    }
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
   }
@@ -185,7 +212,7 @@ run(argv, out).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof UsageError || err instanceof MerchantNotFoundError;
+    const known = err instanceof ConfigError || err instanceof UsageError || err instanceof MerchantNotFoundError || err instanceof AppError;
     const message = known ? (err as Error).message : `unexpected error: ${(err as Error)?.message ?? String(err)}`;
     if (json) console.log(JSON.stringify({ error: message }));
     else console.error(`paygate: ${message}`);

@@ -32,7 +32,7 @@ export async function startServer(config: Config, options: { firstRun?: boolean;
   const database = openDatabase(config.databaseUrl);
   await migrate(database);
   const paygate = await buildApp({ config, database });
-  const { app, services, worker } = paygate;
+  const { app, services, worker, dispatcher } = paygate;
 
   if (options.firstRun && (await services.merchants.count()) === 0) {
     const created = await services.merchants.create({ name: 'Sandbox Merchant' });
@@ -41,6 +41,7 @@ export async function startServer(config: Config, options: { firstRun?: boolean;
 
   const address = await app.listen({ port: config.port, host: config.host });
   worker.start();
+  dispatcher.start();
 
   let closing: Promise<void> | null = null;
   return {
@@ -50,6 +51,8 @@ export async function startServer(config: Config, options: { firstRun?: boolean;
       closing ??= (async () => {
         await app.close();
         await worker.stop();
+        // After the worker, so that final statuses it records while draining still get their first attempt.
+        await dispatcher.stop();
         await database.close();
       })();
       return closing;

@@ -1,0 +1,77 @@
+/**
+ * Which addresses a callback may connect to (CONTRACT §7). A merchant chooses the callback URL, so
+ * without a guard the gateway could be made to POST into its own network: the database, an admin
+ * port, the cloud metadata service at 169.254.169.254. Only public unicast addresses pass.
+ *
+ * The check runs on the address actually connected to, at send time: hostnames go through
+ * `guardedLookup` (handed to undici's connector, so the socket connects to exactly the address that
+ * was checked, which also defeats DNS rebinding between a check and the connect), and literal IP
+ * hosts, which never reach a lookup, are checked by `guardConnector` before any socket is opened.
+ */
+import dns from 'node:dns';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { buildConnector } from 'undici';
+
+/** Raised instead of connecting to a blocked address; recorded as error kind `blocked_address`. */
+export class BlockedAddressError extends Error {
+  readonly code = 'ERR_BLOCKED_ADDRESS';
+
+  constructor(readonly address: string) {
+    super(`callback target ${address} is not a public address`);
+    this.name = 'BlockedAddressError';
+  }
+}
+
+/**
+ * True unless `address` is a public unicast IPv4 or IPv6 address. ipaddr.js names every special
+ * range (loopback, private, linkLocal, carrierGradeNat, uniqueLocal, multicast, unspecified,
+ * broadcast, reserved, 6to4, teredo, NAT64 …) and calls everything else `unicast`, so the rule is an
+ * allow-list: a range added to ipaddr.js later is blocked by default. IPv4-mapped IPv6 addresses
+ * (::ffff:10.0.0.1) are judged by the IPv4 address inside. Anything that does not parse is blocked.
+ */
+export function isBlockedAddress(address: string): boolean {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
+  } catch {
+    return true;
+  }
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  }
+  return parsed.range() !== 'unicast';
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for `net.connect`: resolves like `dns.lookup`, then refuses the host when any of its
+ * addresses is blocked. Refusing the whole name (rather than keeping its public addresses) is
+ * deliberate: a name that mixes public and internal answers is a rebinding attempt more often than
+ * a mistake.
+ */
+export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, []);
+    const blocked = addresses.find((a) => isBlockedAddress(a.address));
+    if (blocked) return callback(new BlockedAddressError(blocked.address) as NodeJS.ErrnoException, []);
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0];
+    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+    callback(null, first.address, first.family);
+  });
+}
+
+/** undici's connector with the guard: literal IPs are checked here, names in `guardedLookup`. */
+export function guardConnector(options: { timeout: number }): buildConnector.connector {
+  const connect = buildConnector({ timeout: options.timeout, lookup: guardedLookup as never });
+  return (opts, callback) => {
+    // undici hands IPv6 literals over without their brackets.
+    if (net.isIP(opts.hostname) !== 0 && isBlockedAddress(opts.hostname)) {
+      callback(new BlockedAddressError(opts.hostname), null);
+      return;
+    }
+    connect(opts, callback);
+  };
+}

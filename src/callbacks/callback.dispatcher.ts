@@ -1,0 +1,230 @@
+/**
+ * Delivers the callback outbox (CONTRACT §7). Runs in every serving process: it claims due
+ * deliveries with a lease, sends each outside any database transaction, records the attempt and
+ * releases the row, with at most `callbackConcurrency` sends in flight.
+ *
+ * Promptness: a final status wakes the dispatcher of its own process at once (`wake`, called from
+ * `settlement.onFinal`); on PostgreSQL a NOTIFY wakes the others when this one cannot take the work
+ * right away, and resends from the CLI notify too. After each round the dispatcher sleeps until the
+ * next retry is due, and never longer than WORKER_POLL_MS, so polling is only the fallback.
+ *
+ * Crashes: a row is released when its attempt is recorded. A process that dies mid-send leaves
+ * the row leased; the lease runs out `timeout + LEASE_MARGIN_MS` after the claim and another
+ * claim sends again (the same attempt number, since the first was never recorded). Callbacks are
+ * therefore delivered at least once; receivers deduplicate on payment_id and status.
+ */
+import type { Registry } from 'prom-client';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { DeliveryStatus } from '../db/schema.ts';
+import { VERSION } from '../version.ts';
+import { CallbackSender, type AttemptResult } from './callback.sender.ts';
+import { createCallbackMetrics, type CallbackMetrics } from './callbacks.metrics.ts';
+import {
+  claimDueDeliveries,
+  nextClaimableAt,
+  queueStats,
+  recordAttempt,
+  webhookSecrets,
+  type DeliveryRow,
+} from './deliveries.repository.ts';
+import { notifyQueued, QueueListener } from './queue-signal.ts';
+import { signBody } from './signature.ts';
+
+export interface DispatcherLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface DispatcherOptions {
+  registry: Registry;
+  logger: DispatcherLogger;
+  now?: () => number;
+}
+
+/** Time, beyond the callback timeout, for recording an attempt before its lease runs out. */
+const LEASE_MARGIN_MS = 5000;
+/** The shortest sleep between rounds, so that a row that looks due but cannot be claimed never spins. */
+const MIN_SLEEP_MS = 20;
+
+export class CallbackDispatcher {
+  private readonly now: () => number;
+  private readonly metrics: CallbackMetrics;
+  private readonly leaseMs: number;
+  private sender: CallbackSender | null = null;
+  private listener: QueueListener | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private round: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = true;
+
+  constructor(
+    private readonly database: Database,
+    private readonly config: Config,
+    private readonly options: DispatcherOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.leaseMs = config.callbackTimeoutMs + LEASE_MARGIN_MS;
+    this.metrics = createCallbackMetrics(options.registry, async () => {
+      const at = this.now();
+      const q = await queueStats(this.database.db, at);
+      return { pending: q.pending, oldestDueAgeSeconds: q.oldestDueAt === null ? 0 : Math.max(0, at - q.oldestDueAt) / 1000 };
+    });
+  }
+
+  get running(): boolean {
+    return !this.stopped;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.sender = new CallbackSender({
+      timeoutMs: this.config.callbackTimeoutMs,
+      allowPrivate: this.config.allowPrivateCallbackUrls,
+      userAgent: `paygate-callback/${VERSION}`,
+    });
+    if (this.database.kind === 'postgres') {
+      this.listener = new QueueListener(this.database.url, () => this.pump(), this.options.logger);
+      this.listener.start();
+    }
+    this.pump();
+  }
+
+  /**
+   * Stops claiming, lets the sends in flight finish (each is bounded by the callback timeout) and
+   * records them, so nothing is left leased.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.listener?.stop();
+    this.listener = null;
+    await this.round;
+    await Promise.allSettled([...this.inFlight]);
+    await this.sender?.close();
+    this.sender = null;
+  }
+
+  /**
+   * A delivery was queued (a final status committed, or a resend). Delivers it from here when this
+   * process has room; otherwise, on PostgreSQL, tells the other processes.
+   */
+  wake(): void {
+    if (!this.stopped && this.inFlight.size < this.config.callbackConcurrency) {
+      this.pump();
+      return;
+    }
+    notifyQueued(this.database).catch((err: unknown) => this.options.logger.warn({ err }, 'callback queue notify failed'));
+  }
+
+  /** Runs a claiming round now, or right after the current one. */
+  private pump(): void {
+    if (this.stopped) return;
+    if (this.round) {
+      this.again = true;
+      return;
+    }
+    this.round = this.fill()
+      .catch((err: unknown) => {
+        this.options.logger.error({ err }, 'claiming callback deliveries failed');
+        this.sleep(this.config.workerPollMs);
+      })
+      .finally(() => {
+        this.round = null;
+        if (this.again) {
+          this.again = false;
+          this.pump();
+        }
+      });
+  }
+
+  /** Claims as many due deliveries as there is room for and starts them; then sleeps until the next is due. */
+  private async fill(): Promise<void> {
+    for (;;) {
+      const room = this.config.callbackConcurrency - this.inFlight.size;
+      // A send that finishes pumps again, so a full dispatcher needs no timer.
+      if (this.stopped || room <= 0) return;
+      const rows = await claimDueDeliveries(this.database.db, this.database.kind, this.now(), this.leaseMs, room);
+      if (rows.length > 0) {
+        const secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
+        for (const row of rows) this.launch(row, secrets.get(row.merchant_id));
+      }
+      if (rows.length < room) break;
+    }
+    const next = await nextClaimableAt(this.database.db);
+    const wait = next === null ? this.config.workerPollMs : Math.min(this.config.workerPollMs, next - this.now());
+    this.sleep(wait);
+  }
+
+  private sleep(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pump(), Math.max(MIN_SLEEP_MS, ms));
+    this.timer.unref();
+  }
+
+  private launch(row: DeliveryRow, secret: string | undefined): void {
+    const sending: Promise<void> = this.deliver(row, secret)
+      .catch((err: unknown) => {
+        // The lease runs out and the delivery is claimed again.
+        this.options.logger.error({ err, delivery_id: row.id, payment_id: row.payment_id }, 'recording a callback attempt failed');
+      })
+      .finally(() => {
+        this.inFlight.delete(sending);
+        this.pump();
+      });
+    this.inFlight.add(sending);
+  }
+
+  private async deliver(row: DeliveryRow, secret: string | undefined): Promise<void> {
+    const attemptNo = row.attempts + 1;
+    const startedAt = this.now();
+    let result: AttemptResult;
+    if (secret === undefined || !this.sender) {
+      result = { delivered: false, httpStatus: null, errorKind: 'error', latencyMs: 0, snippet: null };
+    } else {
+      result = await this.sender.send(row.url, row.body, {
+        'x-verification-token': signBody(secret, row.body),
+        'x-callback-attempt': String(attemptNo),
+      });
+    }
+    const at = this.now();
+    // Blocked targets are retried on the same schedule as any other failure rather than failed at
+    // once: a hostname's records can change (a merchant fixing a DNS mistake), the attempt log then
+    // shows every refusal, and merchants see one rule: 1 + CALLBACK_MAX_RETRIES attempts.
+    let status: DeliveryStatus = 'pending';
+    let nextAttemptAt: number | null = at + this.config.callbackRetryIntervalMs;
+    if (result.delivered) [status, nextAttemptAt] = ['delivered', null];
+    else if (attemptNo >= row.max_attempts) [status, nextAttemptAt] = ['failed', null];
+
+    const updated = await recordAttempt(this.database.db, {
+      deliveryId: row.id,
+      claimedAttempts: row.attempts,
+      claimedLease: row.lease_until ?? 0,
+      startedAt,
+      latencyMs: result.latencyMs,
+      httpStatus: result.httpStatus,
+      errorKind: result.errorKind,
+      snippet: result.snippet,
+      status,
+      nextAttemptAt,
+      at,
+    });
+    const label = result.errorKind ?? 'delivered';
+    this.metrics.attempts.inc({ result: label });
+    this.metrics.latency.observe({ result: label }, result.latencyMs / 1000);
+    if (!updated) {
+      this.options.logger.warn({ delivery_id: row.id, payment_id: row.payment_id }, 'callback lease ran out before the attempt was recorded');
+      return;
+    }
+    if (status !== 'pending') this.metrics.deliveries.inc({ outcome: status });
+    const log = { delivery_id: row.id, payment_id: row.payment_id, attempt: attemptNo, error: result.errorKind, http_status: result.httpStatus };
+    if (status === 'failed') this.options.logger.warn(log, 'callback failed after its last attempt');
+    else if (status === 'pending') this.options.logger.info(log, 'callback attempt failed; will retry');
+  }
+}

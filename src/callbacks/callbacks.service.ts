@@ -1,0 +1,138 @@
+/**
+ * What merchants and operators can do with callbacks: resend the callback of a final transaction
+ * (a fresh delivery with a fresh attempt count), and list deliveries with their attempt logs.
+ */
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { DeliveryStatus } from '../db/schema.ts';
+import { AppError } from '../http/errors.ts';
+import { findTransaction } from '../transactions/transactions.repository.ts';
+import { listAttempts, listDeliveries, type AttemptRow, type DeliveryRow } from './deliveries.repository.ts';
+import { enqueueDelivery } from './outbox.repository.ts';
+import { notifyQueued } from './queue-signal.ts';
+import { callbackBody } from './signature.ts';
+
+export interface ResendResult {
+  success: true;
+  payment_id: string;
+  delivery_id: string;
+  status: 'pending';
+}
+
+export interface DeliveryView {
+  delivery_id: string;
+  payment_id: string;
+  merchant_id: string;
+  url: string;
+  status: DeliveryStatus;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface AttemptView {
+  attempt: number;
+  started_at: string;
+  latency_ms: number;
+  http_status: number | null;
+  error: string | null;
+  response: string | null;
+}
+
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function toDeliveryView(r: DeliveryRow): DeliveryView {
+  return {
+    delivery_id: r.id,
+    payment_id: r.payment_id,
+    merchant_id: r.merchant_id,
+    url: r.url,
+    status: r.status,
+    attempts: r.attempts,
+    max_attempts: r.max_attempts,
+    next_attempt_at: iso(r.next_attempt_at),
+    last_error: r.last_error,
+    created_at: new Date(r.created_at).toISOString(),
+    delivered_at: iso(r.delivered_at),
+  };
+}
+
+export function toAttemptView(a: AttemptRow): AttemptView {
+  return {
+    attempt: a.attempt_no,
+    started_at: new Date(a.started_at).toISOString(),
+    latency_ms: a.latency_ms,
+    http_status: a.http_status,
+    error: a.error_kind,
+    response: a.response_snippet,
+  };
+}
+
+export class CallbackService {
+  /** Called after a resend is committed (the app wakes its dispatcher). */
+  onQueued: (() => void) | null = null;
+
+  constructor(
+    private readonly database: Database,
+    private readonly config: Config,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Queues the callback of a final transaction again. With `merchantId`, only that merchant's
+   * transactions are visible (404 otherwise, as for an unknown id); without it (the operator's
+   * CLI), any transaction. 409 INVALID_STATE when it is not final or has no callback URL.
+   */
+  async resend(paymentId: string, merchantId?: string): Promise<ResendResult> {
+    const { db } = this.database;
+    const txn = await findTransaction(db, paymentId);
+    if (!txn || (merchantId !== undefined && txn.merchant_id !== merchantId)) {
+      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
+    }
+    if (txn.status !== 'SUCCESS' && txn.status !== 'FAILED') {
+      throw new AppError('INVALID_STATE', `The transaction is not final yet (${txn.status}); its callback is sent when it is`, {
+        status: txn.status,
+      });
+    }
+    // The URL resolved when the transaction was created (docs/decisions.md): none means no callback.
+    const url = txn.callback_url;
+    if (!url) throw new AppError('INVALID_STATE', 'The transaction has no callback URL');
+    const deliveryId = await enqueueDelivery(
+      db,
+      {
+        paymentId,
+        merchantId: txn.merchant_id,
+        url,
+        body: callbackBody({
+          paymentId,
+          merchantOrderNo: txn.merchant_order_no,
+          amount: txn.amount,
+          currency: txn.currency,
+          status: txn.status,
+          utr: txn.utr,
+        }),
+        maxAttempts: 1 + this.config.callbackMaxRetries,
+      },
+      this.now(),
+    );
+    if (this.onQueued) this.onQueued();
+    else await notifyQueued(this.database).catch(() => {});
+    return { success: true, payment_id: paymentId, delivery_id: deliveryId, status: 'pending' };
+  }
+
+  /** Deliveries, newest first. */
+  async list(filter: { status?: DeliveryStatus; merchantId?: string; paymentId?: string; limit?: number } = {}): Promise<DeliveryView[]> {
+    const rows = await listDeliveries(this.database.db, { ...filter, limit: Math.min(filter.limit ?? 100, 1000) });
+    return rows.map(toDeliveryView);
+  }
+
+  /** The attempt log of one delivery. */
+  async attempts(deliveryId: string): Promise<AttemptView[]> {
+    return (await listAttempts(this.database.db, deliveryId)).map(toAttemptView);
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * SQL for delivering the callback outbox: claiming due deliveries with a lease, recording each
+ * attempt, and what operators and metrics read. Attempts and the next run time live in the row
+ * (as graphile-worker keeps them in its jobs table), so any process can pick a delivery up.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { DatabaseKind } from '../db/database.ts';
+import type { CallbackAttemptTable, CallbackDeliveryTable, DeliveryStatus, Tables } from '../db/schema.ts';
+
+export type DeliveryRow = CallbackDeliveryTable;
+export type AttemptRow = Omit<CallbackAttemptTable, 'id'> & { id: number };
+
+/**
+ * Claims up to `limit` due deliveries (pending, due, lease free or run out) until `now + leaseMs`.
+ * On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim side by side without ever
+ * taking the same row; on SQLite the single statement is atomic and one process owns the file.
+ */
+export async function claimDueDeliveries(
+  db: Kysely<Tables>,
+  kind: DatabaseKind,
+  now: number,
+  leaseMs: number,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  const due = db
+    .selectFrom('callback_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .orderBy('next_attempt_at')
+    .limit(limit);
+  return db
+    .updateTable('callback_deliveries')
+    .set({ lease_until: now + leaseMs })
+    .where('id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .execute();
+}
+
+/**
+ * When the next pending delivery can be claimed (its due time, or the end of its lease if later),
+ * or null when nothing is pending. Lets a dispatcher sleep exactly until the next retry.
+ */
+export async function nextClaimableAt(db: Kysely<Tables>): Promise<number | null> {
+  const row = await db
+    .selectFrom('callback_deliveries')
+    .select(
+      sql<number | string | null>`min(case when lease_until is not null and lease_until >= next_attempt_at then lease_until + 1 else next_attempt_at end)`.as(
+        'at',
+      ),
+    )
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return row?.at == null ? null : Number(row.at);
+}
+
+/** The current webhook secrets of the given merchants, by merchant id. */
+export async function webhookSecrets(db: Kysely<Tables>, merchantIds: string[]): Promise<Map<string, string>> {
+  if (merchantIds.length === 0) return new Map();
+  const rows = await db.selectFrom('merchants').select(['id', 'webhook_secret']).where('id', 'in', merchantIds).execute();
+  return new Map(rows.map((r) => [r.id, r.webhook_secret]));
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  /** The attempts count the claim saw; the row is only updated if it is still the same. */
+  claimedAttempts: number;
+  claimedLease: number;
+  startedAt: number;
+  latencyMs: number;
+  httpStatus: number | null;
+  errorKind: string | null;
+  snippet: string | null;
+  /** What the delivery becomes. */
+  status: DeliveryStatus;
+  nextAttemptAt: number | null;
+  at: number;
+}
+
+/**
+ * Records one attempt and moves the delivery on (delivered, failed, or pending until the next
+ * retry), releasing the lease, in one transaction. The update is conditional on the lease and the
+ * attempt count the claim saw: if the lease ran out and another process took the row over, that
+ * process's record wins and this attempt is only logged. Returns whether the delivery was updated.
+ */
+export async function recordAttempt(db: Kysely<Tables>, r: AttemptRecord): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    await tx
+      .insertInto('callback_attempts')
+      .values({
+        delivery_id: r.deliveryId,
+        attempt_no: r.claimedAttempts + 1,
+        started_at: r.startedAt,
+        latency_ms: r.latencyMs,
+        http_status: r.httpStatus,
+        error_kind: r.errorKind,
+        response_snippet: r.snippet,
+      })
+      .execute();
+    const updated = await tx
+      .updateTable('callback_deliveries')
+      .set({
+        attempts: r.claimedAttempts + 1,
+        status: r.status,
+        next_attempt_at: r.nextAttemptAt,
+        lease_until: null,
+        last_error: r.errorKind === null ? null : r.httpStatus === null ? r.errorKind : `${r.errorKind} ${r.httpStatus}`,
+        updated_at: r.at,
+        delivered_at: r.status === 'delivered' ? r.at : null,
+      })
+      .where('id', '=', r.deliveryId)
+      .where('status', '=', 'pending')
+      .where('attempts', '=', r.claimedAttempts)
+      .where('lease_until', '=', r.claimedLease)
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) === 1;
+  });
+}
+
+/** Deliveries, newest first, optionally of one status and/or one merchant. */
+export async function listDeliveries(
+  db: Kysely<Tables>,
+  filter: { status?: DeliveryStatus; merchantId?: string; paymentId?: string; limit: number },
+): Promise<DeliveryRow[]> {
+  let q = db.selectFrom('callback_deliveries').selectAll();
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.merchantId) q = q.where('merchant_id', '=', filter.merchantId);
+  if (filter.paymentId) q = q.where('payment_id', '=', filter.paymentId);
+  return q.orderBy('created_at', 'desc').orderBy('id').limit(filter.limit).execute();
+}
+
+/** The attempt log of one delivery, in order. */
+export async function listAttempts(db: Kysely<Tables>, deliveryId: string): Promise<AttemptRow[]> {
+  const rows = await db
+    .selectFrom('callback_attempts')
+    .selectAll()
+    .where('delivery_id', '=', deliveryId)
+    .orderBy('attempt_no')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+/** How many deliveries are pending, and the due time of the oldest one that is due at `now`. */
+export async function queueStats(db: Kysely<Tables>, now: number): Promise<{ pending: number; oldestDueAt: number | null }> {
+  const row = await db
+    .selectFrom('callback_deliveries')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('pending'),
+      sql<number | string | null>`min(case when next_attempt_at <= ${now} then next_attempt_at end)`.as('oldest'),
+    ])
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return { pending: Number(row.pending), oldestDueAt: row.oldest == null ? null : Number(row.oldest) };
+}
