@@ -24,17 +24,19 @@ dt{color:#4a5568}
 dd{margin:0;text-align:right;font-weight:600;overflow-wrap:anywhere}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:500}
 .qr{display:block;width:min(15rem,100%);height:auto;margin:0 auto;border:1px solid #d5dbe8;border-radius:.5rem}
+.note{margin:.75rem 0 0;color:#4a5568;font-size:.9375rem}
 .hint{margin:.75rem 0 0;text-align:center;color:#4a5568;font-size:.9375rem}
-.apps{display:grid;grid-template-columns:1fr 1fr;gap:.625rem}
+.apps{display:grid;grid-template-columns:repeat(3,1fr);gap:.5rem;margin-top:.625rem}
 .btn{display:flex;align-items:center;justify-content:center;width:100%;min-height:3rem;padding:.625rem 1rem;border-radius:.625rem;border:2px solid transparent;font:inherit;font-weight:600;text-align:center;text-decoration:none;cursor:pointer}
-.app{background:#fff;color:#1a1f36;border-color:#c3cad9}
-.app-upi{grid-column:1/-1;background:#1a1f36;color:#fff;border-color:#1a1f36}
+.app{padding:.5rem .25rem;background:#fff;color:#1a1f36;border-color:#c3cad9;font-size:.875rem;white-space:nowrap}
+.app-upi{background:#1a1f36;color:#fff}
 .btn:focus-visible{outline:3px solid #2f6fed;outline-offset:2px}
 .sandbox{border:2px dashed #b7791f;background:#fffbeb}
 .sandbox p{margin:0 0 .75rem;color:#5c3d0b;font-size:.9375rem}
 .sim{display:grid;gap:.625rem}
 .ok{background:#0f7b3f;color:#fff}
 .fail{background:#fff;color:#b42318;border-color:#b42318}
+.test{display:inline-block;margin-left:.5rem;padding:0 .5rem;border-radius:999px;background:#fdf0d5;color:#7a4a06;font-weight:700;letter-spacing:.04em}
 .left{display:inline-block;padding:.125rem .5rem;border-radius:999px;background:#e6f4ea;color:#0b5a2e}
 .result{text-align:center}
 .mark{display:flex;align-items:center;justify-content:center;width:4rem;height:4rem;margin:.25rem auto .75rem;border-radius:50%;font-size:2rem;font-weight:700;color:#fff}
@@ -43,7 +45,7 @@ dd{margin:0;text-align:right;font-weight:600;overflow-wrap:anywhere}
 .mark-wait{background:#4a5568}
 .result .amount{margin:.25rem 0 1rem}
 .result dl{text-align:left}
-.back{display:block;margin-top:1rem;text-align:center;color:#2750b8;font-weight:600}
+.back{display:block;padding:.75rem;text-align:center;color:#2750b8;font-weight:600}
 .back:focus-visible{outline:3px solid #2f6fed;outline-offset:2px}
 footer{max-width:28rem;margin:0 auto;padding:0 1rem 2rem;text-align:center;color:#4a5568;font-size:.8125rem;overflow-wrap:anywhere}
 `.trim();

@@ -68,8 +68,8 @@ function pendingPage(v: PageView, self: string): string {
   const appLinks = links
     ? `<section class="card" aria-labelledby="apps-h">
 <h2 id="apps-h">Or pay with a UPI app</h2>
+<a class="btn app-upi" href="${esc(links.upi)}">Open UPI app</a>
 <div class="apps">
-<a class="btn app app-upi" href="${esc(links.upi)}">Open UPI app</a>
 <a class="btn app" href="${esc(links.gpay)}">Google Pay</a>
 <a class="btn app" href="${esc(links.phonepe)}">PhonePe</a>
 <a class="btn app" href="${esc(links.paytm)}">Paytm</a>
@@ -79,10 +79,12 @@ function pendingPage(v: PageView, self: string): string {
   return layout(
     `Pay ${v.amountText} to ${v.merchantName}`,
     `<section class="card" aria-labelledby="merchant-h">
-<p class="label">Paying</p>
+<p class="label">Paying${v.sandbox ? ' <span class="test">Test mode</span>' : ''}</p>
 <h1 id="merchant-h">${esc(v.merchantName)}</h1>
 <p class="amount">${esc(v.amountText)}</p>
-${summary(v, `\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}">${left.text}</time></dd>`)}
+${summary(v, `\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}">${left.text}</time></dd>`)}${
+      v.returnsTo ? `\n<p class="note">After paying you will be taken back to ${esc(v.merchantName)}.</p>` : ''
+    }
 </section>
 <section class="card" aria-labelledby="scan-h">
 <h2 id="scan-h">Scan to pay</h2>
@@ -98,8 +100,8 @@ ${sandbox}
 
 function resultPage(v: PageView): string {
   const kinds = {
-    SUCCESS: { title: 'Payment successful', mark: 'mark-ok', sign: '✓', note: 'The merchant has been told. You can close this page.' },
-    FAILED: { title: 'Payment failed', mark: 'mark-fail', sign: '✕', note: 'No money was taken. Go back to the merchant to try again.' },
+    SUCCESS: { title: 'Payment successful', mark: 'mark-ok', sign: '✓', note: 'The merchant has been notified. You can close this page.' },
+    FAILED: { title: 'Payment failed', mark: 'mark-fail', sign: '✕', note: 'The payment did not go through. Go back to the merchant to try again.' },
     expired: {
       title: 'Payment request expired',
       mark: 'mark-wait',
@@ -110,7 +112,6 @@ function resultPage(v: PageView): string {
   } as const;
   const k = kinds[v.state];
   const utr = v.state === 'SUCCESS' && v.utr ? `\n<dt>UTR</dt><dd class="mono">${esc(v.utr)}</dd>` : '';
-  const status = v.state === 'expired' ? 'EXPIRED' : v.state;
   return layout(
     `${k.title}: ${v.amountText} to ${v.merchantName}`,
     `<section class="card result" aria-labelledby="result-h">
@@ -118,7 +119,7 @@ function resultPage(v: PageView): string {
 <h1 id="result-h">${k.title}</h1>
 <p class="label">${esc(v.merchantName)}</p>
 <p class="amount">${esc(v.amountText)}</p>
-${summary(v, `\n<dt>Status</dt><dd data-status="${status}">${status}</dd>${utr}`)}
+${summary(v, v.state === 'expired' ? '' : `\n<dt>Status</dt><dd data-status="${v.state}">${v.state}</dd>${utr}`)}
 <p class="hint">${k.note}</p>
 </section>
 <footer>Payment ID <span class="mono">${esc(v.paymentId)}</span></footer>`,
