@@ -1,0 +1,199 @@
+/**
+ * Request and response bodies of the Paygate merchant API, field for field as the API has them
+ * (snake_case, amounts in rupees as JSON numbers). `operations.ts` holds the same shapes as data
+ * and checks at compile time that both agree.
+ */
+
+/** An amount and its currency. `amount` is rupees with at most 2 decimals (500, 500.5, 499.99). */
+export interface Money {
+  amount: number;
+  /** Defaults to INR. */
+  currency?: string | null;
+}
+
+/** The customer, all optional. */
+export interface UserDetails {
+  phone_number?: string | null;
+  user_name?: string | null;
+  email?: string | null;
+}
+
+interface PayinCommon {
+  money: Money;
+  /** Your unique order number. Repeating it with the same body replays the original response. */
+  merchant_order_no: string;
+  /** Where the final-status callback goes; defaults to the merchant's callback URL. */
+  callback_url?: string | null;
+  /** @deprecated Use `user_details.phone_number`. */
+  phone?: string | null;
+  user_details?: UserDetails | null;
+}
+
+/** POST /payments/onsite/payin. `merchant_order_no` 1 to 32 characters. */
+export type OnsitePayinRequest = PayinCommon;
+
+/** POST /payments/offsite/payin. `merchant_order_no` 1 to 36 characters. */
+export type OffsitePayinRequest = PayinCommon;
+
+/** POST /payments/p2p/payin. `merchant_order_no` 1 to 36 characters. */
+export interface P2PPayinRequest extends PayinCommon {
+  /** Where the customer is sent (303) after the final status, with payment_id, merchant_order_no and status in the query. */
+  redirect_url?: string | null;
+}
+
+/** Response of the onsite and P2P pay-ins: send the customer to `payment_url`. */
+export interface PagePayinResponse {
+  success: boolean;
+  payment_id: string;
+  payment_url: string;
+  amount: number;
+  currency: string;
+  message: string;
+}
+
+/** UPI deep links for the offsite pay-in, one per app. */
+export interface DeepLinks {
+  upi: string;
+  gpay: string;
+  phonepe: string;
+  paytm: string;
+}
+
+/** Response of the offsite pay-in: show the QR code or the links yourself. */
+export interface OffsitePayinResponse {
+  success: boolean;
+  payment_id: string;
+  data: {
+    /** `data:image/png;base64,…` of `cashier_string`. */
+    qrCode: string;
+    cashier_url: string;
+    /** The UPI intent: `upi://pay?pa=…&pn=…&am=…&cu=…&tr=…&tn=…`. */
+    cashier_string: string;
+    deep_links: DeepLinks;
+  };
+  amount: number;
+  currency: string;
+  message: string;
+}
+
+export interface PayoutReceiver {
+  /** 1 to 100 characters. */
+  name: string;
+  /** 9 to 18 digits. */
+  account_no: string;
+  /** `^[A-Z]{4}0[A-Z0-9]{6}$`, e.g. HDFC0001234. */
+  ifsc_code: string;
+}
+
+/** POST /payments/payout. `merchant_order_no` 1 to 32 characters. */
+export interface PayoutRequest {
+  money: Money;
+  merchant_order_no: string;
+  receiver: PayoutReceiver;
+  callback_url?: string | null;
+  user_details?: UserDetails | null;
+}
+
+export type PayinStatus = 'PENDING' | 'SUCCESS' | 'FAILED';
+export type PayoutStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'FAILED';
+/** The two final statuses, the only ones a callback carries. */
+export type FinalStatus = 'SUCCESS' | 'FAILED';
+
+export interface PayoutResponse {
+  success: boolean;
+  payment_id: string;
+  amount: number;
+  currency: string;
+  /** PENDING at creation. */
+  status: PayoutStatus;
+  message: string;
+}
+
+/** Body of the two status queries. */
+export interface StatusRequest {
+  payment_id: string;
+}
+
+/** Response of the status queries, read from the gateway's own records. */
+export interface StatusResponse<S extends string = PayinStatus | PayoutStatus> {
+  status: S;
+  money: { amount: number; currency: string };
+  /** "" until the channel has a reference. */
+  channel_txn_id: string;
+  /** 12-digit bank reference; "" until settled. */
+  utr: string;
+}
+
+export interface BalanceRequest {
+  /** Defaults to INR. */
+  currency?: string | null;
+}
+
+/** POST /wallet/balance: rupees. */
+export interface Balance {
+  currency: string;
+  /** What payouts can use. */
+  available: number;
+  /** Held for payouts that are not final yet. */
+  held: number;
+}
+
+/** POST /sandbox/{payin,payout}/complete (test keys only). */
+export interface SandboxCompleteRequest {
+  payment_id: string;
+  status: FinalStatus;
+}
+
+export interface SandboxCompleteResponse extends StatusResponse<PayinStatus | PayoutStatus> {
+  payment_id: string;
+}
+
+/** POST /callbacks/resend: a fresh delivery of a final transaction's callback was queued. */
+export interface CallbackResendResponse {
+  success: true;
+  payment_id: string;
+  /** The new delivery; it starts again at attempt 1. */
+  delivery_id: string;
+  status: 'pending';
+}
+
+/**
+ * The body of a callback, once verified. `amount` is a number here; on the wire it is written
+ * with two decimals (`500.00`) and signed as that text.
+ */
+export interface PaygateCallback {
+  payment_id: string;
+  merchant_order_no: string;
+  amount: number;
+  currency: string;
+  status: FinalStatus;
+  utr: string;
+}
+
+/** Shape A, the general error envelope. */
+export interface ErrorEnvelope {
+  status: false;
+  error: {
+    /** The HTTP status. */
+    code: number;
+    /** From the fixed list in the integration guide, e.g. INSUFFICIENT_BALANCE. */
+    error_code: string;
+    message: string;
+    /** Details of the error, and always `request_id`. */
+    metadata: Record<string, unknown>;
+  };
+}
+
+/** One entry of shape B. */
+export interface ValidationIssue {
+  /** Where the faulty field is, e.g. ["body", "money", "amount"]. */
+  loc: string[];
+  msg: string;
+  /** pydantic v2 words: missing, string_too_long, greater_than, … */
+  type: string;
+}
+
+/** Shape B, HTTP 422. */
+export interface ValidationErrorBody {
+  detail: ValidationIssue[];
+}

@@ -1,0 +1,125 @@
+/**
+ * Callback verification (the interface's §5.2): `X-Verification-Token` is the lowercase hex
+ * HMAC-SHA256, keyed by the webhook secret, of `payment_id:amount:status`, with the amount as the
+ * text written in the body. Compared in constant time; anything missing means "not verified".
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readBody } from './callback-json.js';
+import type { PaygateCallback } from './types.js';
+
+export interface VerifyCallbackInput {
+  /** The body exactly as received (preferred: the amount is signed as written). */
+  rawBody?: string | Uint8Array;
+  /** The parsed body, when the raw bytes are gone; the amount is then written with two decimals. */
+  body?: Record<string, unknown> | null;
+  /** The `X-Verification-Token` header as your framework gives it. */
+  token: string | readonly string[] | null | undefined;
+  /** The webhook secret; several during a rotation (any one may match). */
+  secret: string | readonly string[];
+}
+
+/** What is signed, read from a callback body. */
+export interface SignedFields {
+  paymentId: string;
+  amountText: string;
+  status: string;
+}
+
+/** An amount as the gateway writes it in a callback: exactly two decimals. */
+export function formatCallbackAmount(amount: number): string | null {
+  if (!Number.isFinite(amount)) return null;
+  const paise = Math.round(Math.abs(amount) * 100);
+  if (!Number.isSafeInteger(paise)) return null;
+  return `${amount < 0 ? '-' : ''}${Math.floor(paise / 100)}.${String(paise % 100).padStart(2, '0')}`;
+}
+
+const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+function nonEmptyString(v: unknown): string | null {
+  return typeof v === 'string' && v !== '' ? v : null;
+}
+
+/** The signed fields from raw body text, or null when one is missing or the body is not a JSON object. */
+export function signedFieldsFromRaw(text: string): SignedFields | null {
+  const read = readBody(text);
+  if (!read) return null;
+  const paymentId = nonEmptyString(read.value.payment_id);
+  const status = nonEmptyString(read.value.status);
+  const rawAmount = read.raw.get('amount');
+  if (!paymentId || !status || rawAmount === undefined) return null;
+  let amountText: string | null = null;
+  if (NUMBER_TEXT.test(rawAmount)) amountText = rawAmount;
+  // An amount sent as a JSON string is signed as its text.
+  else if (rawAmount.startsWith('"')) amountText = nonEmptyString(JSON.parse(rawAmount));
+  return amountText === null ? null : { paymentId, amountText, status };
+}
+
+/** The signed fields from a parsed body, or null when one is missing. */
+export function signedFieldsFromBody(body: Record<string, unknown>): SignedFields | null {
+  const paymentId = nonEmptyString(body.payment_id);
+  const status = nonEmptyString(body.status);
+  const amount = body.amount;
+  const amountText = typeof amount === 'number' ? formatCallbackAmount(amount) : nonEmptyString(amount);
+  if (!paymentId || !status || !amountText) return null;
+  return { paymentId, amountText, status };
+}
+
+/** The token for `payment_id:amount:status` under `secret`: lowercase hex HMAC-SHA256. */
+export function callbackToken(secret: string, fields: SignedFields): string {
+  return createHmac('sha256', secret)
+    .update(`${fields.paymentId}:${fields.amountText}:${fields.status}`)
+    .digest('hex');
+}
+
+function singleToken(token: VerifyCallbackInput['token']): string | null {
+  if (typeof token === 'string') return token.trim() || null;
+  if (Array.isArray(token) && token.length === 1 && typeof token[0] === 'string')
+    return token[0].trim() || null;
+  return null;
+}
+
+function secretsOf(secret: VerifyCallbackInput['secret']): string[] {
+  const list = typeof secret === 'string' ? [secret] : [...(secret ?? [])];
+  // A missing secret is a set-up mistake, not a forged callback: say so loudly.
+  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s === '')) {
+    throw new TypeError('verifyCallback: secret must be the non-empty webhook secret');
+  }
+  return list;
+}
+
+/**
+ * True when the callback is authentic. Give `rawBody` whenever you can; `body` (already parsed)
+ * works too, because the gateway always writes the amount with two decimals.
+ */
+export function verifyCallback(input: VerifyCallbackInput): boolean {
+  const secrets = secretsOf(input.secret);
+  const token = singleToken(input.token);
+  if (token === null) return false;
+  let fields: SignedFields | null = null;
+  if (input.rawBody !== undefined && input.rawBody !== null) {
+    const text =
+      typeof input.rawBody === 'string' ? input.rawBody : Buffer.from(input.rawBody).toString('utf8');
+    fields = signedFieldsFromRaw(text);
+  } else if (input.body && typeof input.body === 'object') {
+    fields = signedFieldsFromBody(input.body);
+  }
+  if (!fields) return false;
+  const given = Buffer.from(token, 'utf8');
+  let match = false;
+  for (const secret of secrets) {
+    const expected = Buffer.from(callbackToken(secret, fields), 'utf8');
+    // Lengths are public (64 hex digits); only equal-length buffers go to the constant-time compare.
+    if (given.length === expected.length && timingSafeEqual(given, expected)) match = true;
+  }
+  return match;
+}
+
+/**
+ * Parses a callback body (trailing commas tolerated) into a `PaygateCallback`, or null when it is
+ * not a JSON object. Verify first: this does not check the signature.
+ */
+export function parseCallback(rawBody: string | Uint8Array): PaygateCallback | null {
+  const text = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
+  const read = readBody(text);
+  return read ? (read.value as unknown as PaygateCallback) : null;
+}
