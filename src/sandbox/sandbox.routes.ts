@@ -8,7 +8,9 @@ import type { SandboxService } from './sandbox.service.ts';
 
 const CompleteRequest = Type.Object({
   payment_id: Type.String({ minLength: 1, maxLength: 64 }),
-  status: Type.Union([Type.Literal('SUCCESS'), Type.Literal('FAILED')]),
+  // One enum rather than a union of literals: a union reports only its first branch, so a wrong
+  // value was answered "Input should be 'SUCCESS'" as if FAILED were not allowed.
+  status: Type.Unsafe<'SUCCESS' | 'FAILED'>({ type: 'string', enum: ['SUCCESS', 'FAILED'] }),
 });
 
 export const CompleteResponse = Type.Object(
