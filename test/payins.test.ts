@@ -524,7 +524,9 @@ for (const kind of DATABASES) {
       assert.equal(status.body.status, 'FAILED');
       assert.equal(status.body.utr, '');
       assert.deepEqual(await balance(gw(), m.api_key), { currency: 'INR', available: 0, held: 0 });
-      assert.deepEqual(issues(await gw().post('/sandbox/payin/complete', { payment_id: created.body.payment_id, status: 'PAID' }, { key: m.api_key })), ['body.status:value_error']);
+      const paid = await gw().post('/sandbox/payin/complete', { payment_id: created.body.payment_id, status: 'PAID' }, { key: m.api_key });
+      assert.deepEqual(issues(paid), ['body.status:value_error']);
+      assert.equal(paid.body.detail[0].msg, "Input should be 'SUCCESS' or 'FAILED'");
     });
 
     it('settles concurrent completions of one pay-in exactly once', async () => {
