@@ -21,7 +21,7 @@ let pgAvailable: Promise<boolean> | null = null;
 
 export function postgresAvailable(): Promise<boolean> {
   pgAvailable ??= (async () => {
-    const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+    const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 10_000 });
     try {
       await client.connect();
       await client.query('select 1');
@@ -34,6 +34,10 @@ export function postgresAvailable(): Promise<boolean> {
   })();
   return pgAvailable;
 }
+
+// Ask once, as soon as a test file loads: a suite that blocks the event loop later (a synchronous
+// child process in a hook) must not make the answer time out into a silent skip.
+void postgresAvailable();
 
 /** Why the PostgreSQL half is skipped, or false when it runs. Throws under CI=true when it would skip. */
 export async function postgresSkip(): Promise<string | false> {
