@@ -312,7 +312,7 @@ for (const kind of DATABASES) {
         assert.equal(modern.headers.deprecation, undefined);
       });
 
-      it(`refuses ${flow} text that storage cannot hold (NUL) with 422, on both databases alike`, async () => {
+      it(`refuses ${flow} text that cannot be stored or encoded (NUL, unpaired surrogates) with 422`, async () => {
         const res = await gw().post(path, {
           money: { amount: 1 },
           merchant_order_no: 'a\u0000b',
@@ -328,6 +328,9 @@ for (const kind of DATABASES) {
           'body.user_details.phone_number:value_error',
           'body.user_details.user_name:value_error',
         ]);
+        // An unpaired surrogate cannot be stored or URL-encoded either.
+        const lone = await gw().post(path, { money: { amount: 1 }, merchant_order_no: 'a\uD800', user_details: { user_name: '\uDC00x' } });
+        assert.deepEqual(issues(lone), ['body.merchant_order_no:value_error', 'body.user_details.user_name:value_error']);
         // Other unusual text is kept as sent.
         const order = `é₹😀-${seq++}`;
         const ok = await gw().post(path, { money: { amount: 1 }, merchant_order_no: order, user_details: { user_name: 'Ásha Ráo ₹' } });

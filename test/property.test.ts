@@ -150,6 +150,30 @@ for (const kind of DATABASES) {
       );
       assert.deepEqual((await gw().paygate.services.wallets.verify()).problems, []);
     });
+
+    it('answers valid requests with one text field set to unusual text with 200, 409 or 422, never a 5xx', async () => {
+      const fields = ['merchant_order_no', 'callback_url', 'redirect_url', 'phone', 'user_details.user_name', 'user_details.phone_number', 'user_details.email', 'receiver.name'];
+      const creations = ['/payments/onsite/payin', '/payments/offsite/payin', '/payments/p2p/payin', '/payments/payout'];
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...creations), fc.constantFrom(...fields), edgy, async (path, field, unusual) => {
+          const request: Record<string, any> = {
+            money: { amount: 1 },
+            merchant_order_no: `edgy-${++n}`,
+            receiver: { name: 'Asha Rao', account_no: '123456789', ifsc_code: 'HDFC0001234' },
+            user_details: {},
+          };
+          const [outer, inner] = field.split('.') as [string, string | undefined];
+          const written = field.endsWith('url') ? `https://merchant.example.com/${unusual}` : field.endsWith('email') ? `${unusual}@example.com` : unusual;
+          if (inner) request[outer][inner] = written;
+          else request[outer] = written;
+          const res = await gw().post(path, request);
+          assertDocumentedShape(res.status, res.headers, res.text, `${path} ${JSON.stringify(request)}`);
+          assert.ok([200, 409, 422].includes(res.status), `${path} ${JSON.stringify(request)} → ${res.status} ${res.text}`);
+        }),
+        { numRuns: 300 },
+      );
+    });
   });
 }
 

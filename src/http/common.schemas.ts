@@ -11,9 +11,9 @@ function nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] });
 }
 
-/** A string that is stored: `noNul` refuses U+0000, which PostgreSQL text cannot hold. */
+/** A string that is stored and passed on: `plainText` refuses NUL and unpaired surrogates. */
 export function Text(options: StringOptions = {}) {
-  return Type.String({ ...options, noNul: true });
+  return Type.String({ ...options, plainText: true });
 }
 
 export function commonSchemas(config: Config) {

@@ -1,13 +1,15 @@
 /**
  * Turns the schema validator's (ajv's) errors into shape B, with pydantic v2 `type` words, and
  * adds the keywords the contract needs that JSON Schema lacks: decimal places of a number,
- * the scheme of a URL, an e-mail address and text that storage can hold (no NUL).
+ * the scheme of a URL, an e-mail address and text that can be stored and encoded.
  */
 import type { Ajv, ErrorObject } from 'ajv';
 import { decimalPlaces } from '../money.ts';
 import type { ValidationIssue } from './errors.ts';
 
 const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function parseUrl(value: string): URL | null {
   try {
@@ -44,12 +46,13 @@ export function addKeywords(ajv: Ajv): Ajv {
     },
     errors: false,
   });
-  // PostgreSQL cannot store U+0000 in text; a stored string carrying one would fail the insert (a 500).
+  // Text that is stored and sent on must be something storage and URLs can carry: PostgreSQL
+  // refuses U+0000, and an unpaired surrogate cannot be encoded (encodeURIComponent throws).
   ajv.addKeyword({
-    keyword: 'noNul',
+    keyword: 'plainText',
     type: 'string',
     schemaType: 'boolean',
-    validate: (_: boolean, data: string) => !data.includes('\u0000'),
+    validate: (_: boolean, data: string) => !data.includes('\u0000') && !LONE_SURROGATE.test(data),
     errors: false,
   });
   ajv.addKeyword({
@@ -102,8 +105,8 @@ function issueFor(error: ErrorObject, parentSchema: Record<string, unknown> | un
     }
     case 'emailAddress':
       return { type: 'value_error', msg: 'value is not a valid email address' };
-    case 'noNul':
-      return { type: 'value_error', msg: 'String should not contain NUL characters' };
+    case 'plainText':
+      return { type: 'value_error', msg: 'String should be valid Unicode text without NUL characters' };
     case 'enum':
     case 'const': {
       const allowed = (p.allowedValues as unknown[] | undefined) ?? [p.allowedValue];

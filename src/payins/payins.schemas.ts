@@ -10,7 +10,7 @@ export function payinSchemas(c: CommonSchemas) {
       Type.Unsafe<string | null>({
         type: ['string', 'null'],
         maxLength: 20,
-        noNul: true,
+        plainText: true,
         deprecated: true,
         description: 'Deprecated: use user_details.phone_number.',
       }),
