@@ -397,6 +397,10 @@ for (const kind of DATABASES) {
         assert.equal(again.headers['idempotent-replayed'], 'true');
         assert.equal(again.text, first.text);
         assert.match(String(again.headers['content-type']), /^application\/json/);
+        // The same request written differently (default currency, null for absent) is the same request.
+        const same = await gw().post(path, { ...own, money: { amount: 500 }, phone: null, ...(path === P2P ? { redirect_url: null } : {}) });
+        assert.equal(same.headers['idempotent-replayed'], 'true', same.text);
+        assert.equal(same.text, first.text);
         const rows = await gw().database.db.selectFrom('transactions').select('payment_id').where('merchant_order_no', '=', own.merchant_order_no).execute();
         assert.deepEqual(rows.map((r) => r.payment_id), [first.body.payment_id]);
       }

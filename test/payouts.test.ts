@@ -106,6 +106,11 @@ for (const kind of DATABASES) {
       assert.equal(retry.headers['idempotent-replayed'], undefined);
       assert.equal(retry.body.status, 'PENDING');
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 0, held: 100.01 });
+      // With nothing left available, a repeat of the accepted request is still a replay, not a refusal.
+      const repeat = await m.post(PAYOUT, body);
+      assert.equal(repeat.status, 200);
+      assert.equal(repeat.headers['idempotent-replayed'], 'true');
+      assert.equal(repeat.text, retry.text);
 
       // A merchant that never had a wallet has 0 available.
       const empty = await fundedMerchant(gw(), 0);
