@@ -1,0 +1,102 @@
+/** Command-line options of `npm run bench`. */
+import { parseArgs } from 'node:util';
+
+export const DEFAULT_SCENARIOS = ['onsite', 'offsite', 'payin_status', 'payout', 'callbacks'] as const;
+export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth'] as const;
+export type ScenarioName = (typeof ALL_SCENARIOS)[number];
+
+export interface BenchOptions {
+  /** A postgres:// URL of a server to benchmark on, or null for a fresh SQLite file. */
+  db: string | null;
+  durationS: number;
+  connections: number;
+  scenarios: ScenarioName[];
+  json: boolean;
+  runs: number;
+  /** Pay-ins in the table that payin_status reads. */
+  statusRows: number;
+  /** Rows loaded by the growth scenario. */
+  growthRows: number;
+  /** When set, the gateway runs under `node --cpu-prof` and writes its profile here on exit. */
+  profileDir: string | null;
+}
+
+export const HELP = `Usage: npm run bench -- [options]
+
+Runs the gateway (bin/paygate.js serve, a real child process) and a bare baseline server on the
+same database, drives both with autocannon, and prints gateway req/s, p50, p99, baseline req/s and
+their ratio per scenario. Results are also written as JSON to bench/results/.
+
+Options:
+  --db URL             postgres://user@host:port/db: a fresh database is created on that server for
+                       the run and dropped after it. Default: a fresh SQLite file in a temp dir.
+  --duration S         seconds per measured run of each scenario (default 10; a warm-up of a
+                       third of it, at most 5 s, comes first)
+  --connections N      concurrent connections (default 50)
+  --only NAME[,NAME]   run only these scenarios: ${ALL_SCENARIOS.join(', ')}
+  --runs N             repeat each measurement N times and report medians (default 1)
+  --json               print the results as JSON instead of the table
+  --status-rows N      pay-ins in the table that payin_status reads (default 10000)
+  --growth-rows N      rows loaded by the growth scenario (default 1000000)
+  --profile DIR        run the gateway under node --cpu-prof and write its .cpuprofile to DIR
+                       (and the baseline's to DIR/baseline)
+                       (summarise it with: node --import tsx bench/profile.ts FILE)
+  -h, --help           this text
+
+Default scenarios: ${DEFAULT_SCENARIOS.join(', ')} (about 2 minutes per database at the default
+duration), plus the gateway's peak RSS, sampled throughout.
+
+growth is not in the default set: it loads 1,000,000 transactions and measures payin_status latency
+at 10k and at 1M rows, and payout throughput with 1 and with 100 wallets. It takes about 3 to 5
+minutes on a 2-core machine; run it with --only growth.`;
+
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive whole number, got "${raw}"`);
+  return n;
+}
+
+/** Parses argv; throws an Error with a one-line message on a bad option. Returns null for --help. */
+export function parseOptions(argv: string[]): BenchOptions | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      db: { type: 'string' },
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      only: { type: 'string' },
+      runs: { type: 'string' },
+      json: { type: 'boolean' },
+      'status-rows': { type: 'string' },
+      'growth-rows': { type: 'string' },
+      profile: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return null;
+  if (values.db !== undefined && !/^postgres(ql)?:\/\//i.test(values.db)) {
+    throw new Error('--db must be a postgres:// URL (without it, a fresh SQLite file is used)');
+  }
+  let scenarios: ScenarioName[] = [...DEFAULT_SCENARIOS];
+  if (values.only !== undefined) {
+    const names = values.only.split(',').map((s) => s.trim()).filter(Boolean);
+    for (const name of names) {
+      if (!(ALL_SCENARIOS as readonly string[]).includes(name)) {
+        throw new Error(`--only: unknown scenario "${name}"; choose from ${ALL_SCENARIOS.join(', ')}`);
+      }
+    }
+    scenarios = names as ScenarioName[];
+  }
+  return {
+    db: values.db ?? null,
+    durationS: positiveInt('duration', values.duration, 10),
+    connections: positiveInt('connections', values.connections, 50),
+    scenarios,
+    json: values.json ?? false,
+    runs: positiveInt('runs', values.runs, 1),
+    statusRows: positiveInt('status-rows', values['status-rows'], 10_000),
+    growthRows: positiveInt('growth-rows', values['growth-rows'], 1_000_000),
+    profileDir: values.profile ?? null,
+  };
+}

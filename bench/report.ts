@@ -1,0 +1,141 @@
+/** The results table on stdout, and the same figures as JSON under bench/results/ with machine info. */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { CallbackResult } from './callbacks.ts';
+import type { GrowthReport } from './growth.ts';
+import type { BenchOptions } from './options.ts';
+import { ROOT } from './processes.ts';
+import type { DatabaseReport } from './scenarios.ts';
+
+export interface Machine {
+  cpus: number;
+  cpuModel: string;
+  memoryGb: number;
+  os: string;
+  node: string;
+  commit: string;
+  /** 1-minute load average at the start and at the end: other work on the machine shows here. */
+  loadAverage: { start: number; end?: number };
+  startedAt: string;
+}
+
+export interface BenchReport {
+  machine: Machine;
+  options: Omit<BenchOptions, 'db'> & { db: string };
+  databases: DatabaseReport[];
+  growth?: GrowthReport;
+}
+
+export function describeMachine(): Machine {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    if (dirty) commit += ' (with uncommitted changes in src/)';
+  } catch {
+    // not a git checkout
+  }
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    commit,
+    loadAverage: { start: os.loadavg()[0]! },
+    startedAt: new Date().toISOString(),
+  };
+}
+
+const num = (n: number | null | undefined, digits = 0) =>
+  n === null || n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+function pad(cells: string[], widths: number[], rightFrom: number): string {
+  return cells.map((c, i) => (i >= rightFrom ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+}
+
+function verdict(met: boolean | null): string {
+  return met === null ? '' : met ? 'ok' : 'MISSED';
+}
+
+function callbackLines(c: CallbackResult): string[] {
+  if (!c.available) return [`callbacks: not available: ${c.reason}`];
+  const { burst, drain, paced } = c;
+  const lines = ['callbacks (target ' + c.target + '): ' + verdict(c.met)];
+  if (burst) {
+    lines.push(
+      `  burst:  ${num(burst.finals)} final statuses at ${num(burst.finalsPerS)}/s → ${num(burst.deliveriesPerS)} deliveries/s, latency p50 ${num(burst.p50Ms)} ms, p99 ${num(burst.p99Ms)} ms`,
+    );
+  }
+  if (drain) lines.push(`  drain:  backlog of ${num(drain.backlog)} delivered at ${num(drain.deliveriesPerS)} deliveries/s once the receiver answered`);
+  if (paced) {
+    lines.push(
+      `  paced:  ${num(paced.ratePerS)} final statuses/s (not backlogged) → latency p50 ${num(paced.p50Ms)} ms, p99 ${num(paced.p99Ms)} ms, max ${num(paced.maxMs)} ms`,
+    );
+  }
+  lines.push(`  ${c.duplicates ?? 0} duplicate deliveries; ${c.signaturesChecked ?? 0} signatures checked: ${c.signaturesValid ? 'valid' : 'INVALID'}`);
+  return lines;
+}
+
+export function formatDatabase(d: DatabaseReport, opts: BenchOptions): string {
+  const header = ['scenario', 'gateway req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'ratio', 'target', '', 'CPU µs/req gw / base'];
+  const body = d.rows.map((r) => [
+    r.title,
+    num(r.gateway?.rps),
+    num(r.gateway?.p50Ms, 1),
+    num(r.gateway?.p99Ms, 1),
+    num(r.baseline?.rps),
+    num(r.ratio, 2),
+    r.target,
+    verdict(r.met),
+    `${num(r.gateway?.cpuUsPerReq)} / ${num(r.baseline?.cpuUsPerReq)}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  const lines = [
+    `${d.kind}: ${d.engine}; ${opts.connections} connections, ${opts.durationS} s per run, ${opts.runs === 1 ? '1 run' : `median of ${opts.runs} runs`}`,
+  ];
+  if (body.length) {
+    lines.push(pad(header, widths, 1), pad(widths.map((w) => '-'.repeat(w)), widths, 1), ...body.map((row) => pad(row, widths, 1)));
+  }
+  for (const r of d.rows) if (r.note) lines.push(`note (${r.scenario}): ${r.note}`);
+  if (d.callbacks) lines.push(...callbackLines(d.callbacks));
+  const by = Object.entries(d.rss.byScenarioMb)
+    .map(([k, v]) => `${k} ${num(v)}`)
+    .join(', ');
+  lines.push(`gateway peak RSS: ${num(d.rss.peakMb)} MB (target ${d.rss.target}) ${verdict(d.rss.met)}${by ? `; highest sample per scenario, MB: ${by}` : ''}`);
+  return lines.join('\n');
+}
+
+export function formatGrowth(g: GrowthReport): string {
+  const lines = [`growth (${g.kind}, ${g.engine}): loaded ${num(g.rowsLoaded)} rows in ${num(g.loadSeconds, 1)} s`];
+  for (const s of g.status) {
+    lines.push(
+      `  payin_status at ${num(s.rows)} rows: ${num(s.result.rps)} req/s, p50 ${num(s.result.p50Ms, 1)} ms, p99 ${num(s.result.p99Ms, 1)} ms, ${num(s.result.cpuUsPerReq)} µs CPU/request`,
+    );
+  }
+  for (const p of g.payouts) {
+    lines.push(
+      `  payout create, ${p.wallets} wallet${p.wallets === 1 ? '' : 's'}: ${num(p.result.rps)} req/s, p50 ${num(p.result.p50Ms, 1)} ms, p99 ${num(p.result.p99Ms, 1)} ms, ${num(p.result.cpuUsPerReq)} µs CPU/request${p.result.non2xx ? ` (${p.result.non2xx} non-2xx)` : ''}`,
+    );
+  }
+  lines.push(`  gateway peak RSS: ${num(g.peakRssMb)} MB`);
+  return lines.join('\n');
+}
+
+export function formatMachine(m: Machine): string {
+  return `machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; commit ${m.commit}; load average ${m.loadAverage.start.toFixed(2)} at start${m.loadAverage.end !== undefined ? `, ${m.loadAverage.end.toFixed(2)} at end` : ''}`;
+}
+
+/** Writes the report to bench/results/<time>-<databases>.json and returns the path. */
+export function writeReport(report: BenchReport): string {
+  const dir = path.join(ROOT, 'bench/results');
+  fs.mkdirSync(dir, { recursive: true });
+  const stamp = report.machine.startedAt.replace(/[:.]/g, '-');
+  const kinds = [...report.databases.map((d) => d.kind), ...(report.growth ? [`growth-${report.growth.kind}`] : [])].join('-') || 'none';
+  const file = path.join(dir, `${stamp}-${kinds}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}

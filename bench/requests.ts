@@ -1,0 +1,59 @@
+/**
+ * The requests each scenario sends. Creation requests carry a fresh merchant_order_no each time
+ * (autocannon's setupRequest), so every request creates a transaction instead of replaying one.
+ */
+import { randomBytes } from 'node:crypto';
+import type { RequestSpec } from 'autocannon';
+import { filledPaymentId } from './store.ts';
+
+const RUN_TAG = randomBytes(3).toString('hex');
+let seq = 0;
+
+/** At most 20 characters: within every flow's limit (onsite and payout allow 32). */
+export function nextOrderNo(prefix: string): string {
+  return `${prefix}${RUN_TAG}${(seq++).toString(36)}`;
+}
+
+const USER = { phone_number: '9876543210', user_name: 'Bench Customer', email: 'customer@example.com' };
+
+export function payinBody(prefix: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ money: { amount: 500, currency: 'INR' }, merchant_order_no: nextOrderNo(prefix), user_details: USER, ...extra });
+}
+
+export function payoutBody(prefix: string): string {
+  return JSON.stringify({
+    money: { amount: 1, currency: 'INR' },
+    merchant_order_no: nextOrderNo(prefix),
+    receiver: { name: 'Bench Receiver', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+    user_details: USER,
+  });
+}
+
+function json(apiKey: string | null): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': 'application/json' };
+  if (apiKey) h.authorization = `Bearer ${apiKey}`;
+  return h;
+}
+
+/** POST `path` with a body made fresh for every request. `keys` rotate when there are several. */
+export function freshPosts(path: string, keys: (string | null)[], body: () => string): RequestSpec[] {
+  let turn = 0;
+  const headers = keys.map(json);
+  return [
+    {
+      method: 'POST',
+      path,
+      headers: headers[0],
+      setupRequest: (req) => {
+        req.body = body();
+        if (headers.length > 1) req.headers = headers[turn++ % headers.length];
+        return req;
+      },
+    },
+  ];
+}
+
+/** Status queries for random pay-ins among the `rows` bulk-loaded ones. */
+export function statusPosts(path: string, apiKey: string | null, rows: number): RequestSpec[] {
+  return freshPosts(path, [apiKey], () => JSON.stringify({ payment_id: filledPaymentId(1 + Math.floor(Math.random() * rows)) }));
+}

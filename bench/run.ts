@@ -1,0 +1,50 @@
+/**
+ * `npm run bench`: measures the gateway against a bare baseline on the same database and prints
+ * one table per database (see `npm run bench -- --help`). A tool for people, never part of the tests.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { runGrowth, type GrowthReport } from './growth.ts';
+import { Progress } from './load.ts';
+import { HELP, parseOptions, type BenchOptions } from './options.ts';
+import { ROOT } from './processes.ts';
+import { describeMachine, formatDatabase, formatGrowth, formatMachine, writeReport, type BenchReport } from './report.ts';
+import { runDefaultSet, type DatabaseReport } from './scenarios.ts';
+
+let opts: BenchOptions | null;
+try {
+  opts = parseOptions(process.argv.slice(2));
+} catch (err) {
+  console.error(`bench: ${(err as Error).message}\n\n${HELP}`);
+  process.exit(2);
+}
+if (!opts) {
+  console.log(HELP);
+  process.exit(0);
+}
+
+const progress = new Progress(false);
+const machine = describeMachine();
+progress.line(formatMachine(machine));
+
+const databases: DatabaseReport[] = [];
+let growth: GrowthReport | undefined;
+if (opts.scenarios.some((s) => s !== 'growth')) databases.push(await runDefaultSet(opts, progress));
+if (opts.scenarios.includes('growth')) growth = await runGrowth(opts, progress);
+machine.loadAverage.end = os.loadavg()[0];
+
+const report: BenchReport = {
+  machine,
+  // A PostgreSQL URL may carry a password: keep only the server's host and port.
+  options: { ...opts, db: opts.db ? `postgres://${new URL(opts.db).host}` : 'sqlite (fresh file in a temp dir)' },
+  databases,
+  growth,
+};
+const file = writeReport(report);
+if (opts.json) {
+  console.log(JSON.stringify(report, null, 2));
+} else {
+  const parts = [formatMachine(machine), ...databases.map((d) => formatDatabase(d, opts)), ...(growth ? [formatGrowth(growth)] : [])];
+  console.log(`\n${parts.join('\n\n')}\n`);
+}
+progress.line(`results written to ${path.relative(ROOT, file)}`);

@@ -1,0 +1,184 @@
+/**
+ * The databases a benchmark run uses: a fresh SQLite file in a temp dir, or a fresh database on
+ * the PostgreSQL server named by --db, dropped afterwards. Also the bulk loaders that fill the
+ * transactions table quickly (one INSERT … SELECT per chunk), for payin_status and growth.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { sqlitePath } from '../src/db/database.ts';
+
+export interface BenchDatabase {
+  kind: 'sqlite' | 'postgres';
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database of the kind the options name. `tag` ends up in the name, for people. */
+export async function freshDatabase(pgServerUrl: string | null, tag: string): Promise<BenchDatabase> {
+  if (pgServerUrl === null) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `paygate-bench-${tag}-`));
+    return {
+      kind: 'sqlite',
+      url: `sqlite:${path.join(dir, 'paygate.db')}`,
+      async drop() {
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const name = `paygate_bench_${tag}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(pgServerUrl, `create database ${name}`);
+  const url = new URL(pgServerUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind: 'postgres',
+    url: url.toString(),
+    async drop() {
+      await adminQuery(pgServerUrl, `drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
+async function adminQuery(serverUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A short-lived raw connection for set-up SQL (parameters: `?` on SQLite, `$n` on PostgreSQL). */
+export interface RawConnection {
+  kind: 'sqlite' | 'postgres';
+  run(text: string, params?: unknown[]): Promise<void>;
+  rows<T>(text: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export async function connect(url: string): Promise<RawConnection> {
+  const file = sqlitePath(url);
+  if (file !== null) {
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('synchronous = NORMAL');
+    return {
+      kind: 'sqlite',
+      async run(text, params = []) {
+        db.prepare(text).run(...params);
+      },
+      async rows<T>(text: string, params: unknown[] = []) {
+        return db.prepare(text).all(...params) as T[];
+      },
+      async close() {
+        db.close();
+      },
+    };
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    kind: 'postgres',
+    async run(text, params = []) {
+      await client.query(text, params);
+    },
+    async rows<T>(text: string, params: unknown[] = []) {
+      return (await client.query(text, params)).rows as T[];
+    },
+    async close() {
+      await client.end();
+    },
+  };
+}
+
+/** The payment_id of the i-th bulk-loaded pay-in: 32 characters of [A-Za-z0-9], like a real one. */
+export function filledPaymentId(i: number, prefix = 'fill'): string {
+  return `${prefix}${String(i).padStart(28, '0')}`;
+}
+
+export interface FillOptions {
+  /** Four letters that start each payment_id and order number (default "fill"). */
+  prefix?: string;
+  /** Every row PENDING (to be settled by the benchmark) instead of mostly final. */
+  allPending?: boolean;
+  callbackUrl?: string | null;
+  progress?: (done: number) => void;
+}
+
+const COLUMNS = `payment_id, merchant_id, kind, flow, merchant_order_no, amount, currency, status, utr, channel_txn_id,
+  channel, user_name, user_phone, user_email, callback_url, redirect_url, receiver_name, receiver_account_no,
+  receiver_ifsc, request_hash, response_json, expires_at, next_action_at, lease_until, created_at, updated_at, finalized_at`;
+
+/**
+ * Inserts pay-ins number `from` to `to` (inclusive) for one merchant, in chunks of 100k rows, each
+ * one INSERT … SELECT (a recursive CTE on SQLite, generate_series on PostgreSQL). One in ten is
+ * PENDING with an expiry a day away (so the worker leaves them alone); the rest are final, as in a
+ * gateway that has been running for a while.
+ */
+export async function fillPayins(url: string, merchantId: string, from: number, to: number, opts: FillOptions = {}): Promise<void> {
+  const prefix = opts.prefix ?? 'fill';
+  if (!/^[a-z]{4}$/.test(prefix)) throw new Error('fill prefix must be four lowercase letters');
+  // One in ten PENDING, or all of them: `i % m = 0` with m = 10 or 1.
+  const m = opts.allPending ? 1 : 10;
+  const callbackUrl = opts.callbackUrl ?? null;
+  const conn = await connect(url);
+  const now = Date.now();
+  const later = now + 86_400_000;
+  const chunk = 100_000;
+  try {
+    for (let lo = from; lo <= to; lo += chunk) {
+      const hi = Math.min(to, lo + chunk - 1);
+      if (conn.kind === 'sqlite') {
+        await conn.run(
+          `with recursive n(i) as (select ? union all select i + 1 from n where i < ?)
+           insert into transactions (${COLUMNS})
+           select printf('${prefix}%028d', i), ?, 'payin', 'onsite', '${prefix}-' || i, 50000 + (i % 1000) * 100, 'INR',
+             case when i % ${m} = 0 then 'PENDING' when i % 10 < 8 then 'SUCCESS' else 'FAILED' end,
+             case when i % ${m} = 0 then '' else printf('%012d', i) end, 'sbx_' || i, 'sandbox',
+             'Bench Customer', '9999999999', 'customer@example.com', ?, null, null, null, null,
+             printf('%064d', i), '{"success":true,"payment_id":"' || printf('${prefix}%028d', i) || '","payment_url":"http://localhost/pay/x","amount":500,"currency":"INR","message":"Payment created"}',
+             ?, case when i % ${m} = 0 then ? else null end, null, ?, ?, case when i % ${m} = 0 then null else ? end
+           from n`,
+          [lo, hi, merchantId, callbackUrl, later, later, now, now, now],
+        );
+      } else {
+        await conn.run(
+          `insert into transactions (${COLUMNS})
+           select '${prefix}' || lpad(i::text, 28, '0'), $1, 'payin', 'onsite', '${prefix}-' || i, 50000 + (i % 1000) * 100, 'INR',
+             case when i % ${m} = 0 then 'PENDING' when i % 10 < 8 then 'SUCCESS' else 'FAILED' end,
+             case when i % ${m} = 0 then '' else lpad(i::text, 12, '0') end, 'sbx_' || i, 'sandbox',
+             'Bench Customer', '9999999999', 'customer@example.com', $6::text, null, null, null, null,
+             lpad(i::text, 64, '0'), '{"success":true,"payment_id":"${prefix}' || lpad(i::text, 28, '0') || '","payment_url":"http://localhost/pay/x","amount":500,"currency":"INR","message":"Payment created"}',
+             $2::bigint, case when i % ${m} = 0 then $2::bigint else null end, null, $3::bigint, $3::bigint,
+             case when i % ${m} = 0 then null else $3::bigint end
+           from generate_series($4::int, $5::int) as i`,
+          [merchantId, later, now, lo, hi, callbackUrl],
+        );
+      }
+      opts.progress?.(hi - from + 1);
+    }
+    if (conn.kind === 'postgres') await conn.run('analyze transactions');
+  } finally {
+    await conn.close();
+  }
+}
+
+/** Engine version, for the machine description. */
+export async function engineVersion(url: string): Promise<string> {
+  const conn = await connect(url);
+  try {
+    if (conn.kind === 'sqlite') {
+      const [row] = await conn.rows<{ v: string }>('select sqlite_version() as v');
+      return `SQLite ${row?.v ?? '?'} (better-sqlite3, WAL, synchronous=NORMAL)`;
+    }
+    const [row] = await conn.rows<{ v: string }>('show server_version');
+    return `PostgreSQL ${row?.v ?? '?'}`;
+  } finally {
+    await conn.close();
+  }
+}
