@@ -17,7 +17,7 @@ import { authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './http/errors.ts';
 import { createMetrics, registerHttpMetrics, type Metrics } from './http/metrics.ts';
-import { errorHandler, notFoundHandler, registerJsonParser, requestId } from './http/plumbing.ts';
+import { errorHandler, lazyChildLogger, notFoundHandler, registerJsonParser, requestId } from './http/plumbing.ts';
 import { addKeywords } from './http/validation.ts';
 import { MerchantService, type Principal } from './merchants/merchants.service.ts';
 import { opsRoutes } from './ops.routes.ts';
@@ -115,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     // One line per response comes from the onResponse hook below, not two from Fastify.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,
+    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
