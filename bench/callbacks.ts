@@ -135,7 +135,12 @@ export async function measureCallbacks(gw: GatewayHandle, opts: BenchOptions, pr
   const receiver = await startReceiver();
   const callbackUrl = `${receiver.baseUrl}/cb`;
   const fill = (prefix: string, n: number) => fillPayins(gw.databaseUrl, gw.merchantId, 1, n, { prefix, allPending: true, callbackUrl });
-  const settle = async (prefix: string, n: number, label: string, extra: { durationS?: number; overallRate?: number } = {}) => {
+  const settle = async (
+    prefix: string,
+    n: number,
+    label: string,
+    extra: { durationS?: number; overallRate?: number; connections?: number } = {},
+  ) => {
     const c = completions(gw.apiKey, prefix);
     const durationS = extra.durationS ?? Math.max(opts.durationS * 4, 60);
     const started = Date.now();
@@ -144,7 +149,7 @@ export async function measureCallbacks(gw: GatewayHandle, opts: BenchOptions, pr
         baseUrl: gw.server.baseUrl,
         requests: c.requests,
         durationS,
-        connections: opts.connections,
+        connections: extra.connections ?? opts.connections,
         overallRate: extra.overallRate,
         amount: extra.durationS === undefined ? n : undefined,
         label,
@@ -208,9 +213,11 @@ export async function measureCallbacks(gw: GatewayHandle, opts: BenchOptions, pr
     progress.line(`[${kind}] callbacks drain: backlog of ${backlog} worked off at ${drain.deliveriesPerS.toFixed(0)} deliveries/s`);
 
     const rate = Math.max(50, Math.floor(Math.min(burst.finalsPerS, drain.deliveriesPerS || burst.finalsPerS) / 2 / 50) * 50);
+    // Few connections, so the rate arrives evenly rather than as one burst per connection cycle.
     const pacedRun = await settle('cbpa', rate * opts.durationS, `[${kind}] callbacks paced at ${rate}/s`, {
       durationS: opts.durationS,
       overallRate: rate,
+      connections: Math.min(opts.connections, 4),
     });
     const paced = { ...(await phaseResult(gw, 'cbpa', await awaitReceipts(receiver, 'cbpa', pacedRun.ok), pacedRun.rps)), ratePerS: rate };
     progress.line(`[${kind}] callbacks paced at ${rate}/s: p50 ${paced.p50Ms} ms, p99 ${paced.p99Ms} ms`);

@@ -176,7 +176,7 @@ export async function engineVersion(url: string): Promise<string> {
       const [row] = await conn.rows<{ v: string }>('select sqlite_version() as v');
       return `SQLite ${row?.v ?? '?'} (better-sqlite3, WAL, synchronous=NORMAL)`;
     }
-    const [row] = await conn.rows<{ v: string }>('show server_version');
+    const [row] = await conn.rows<{ v: string }>("select current_setting('server_version') as v");
     return `PostgreSQL ${row?.v ?? '?'}`;
   } finally {
     await conn.close();
