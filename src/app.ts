@@ -132,7 +132,9 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   );
   services.payouts.onCreated = () => worker.wake();
   const dispatcher = new CallbackDispatcher(database, config, { registry: metrics.registry, logger: app.log, now });
-  services.settlement.onFinal(() => dispatcher.wake());
+  services.settlement.onFinal((_txn, deliveryId) => {
+    if (deliveryId) dispatcher.wake();
+  });
   services.callbacks.onQueued = () => dispatcher.wake();
 
   app.decorateRequest('principal', null);

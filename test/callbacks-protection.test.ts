@@ -14,12 +14,38 @@ import { startReceiver, type Receiver } from './support/receiver.ts';
 describe('callback address rules', () => {
   it('allow only public unicast addresses, IPv4-mapped IPv6 judged by the IPv4 inside', () => {
     const blocked = [
-      '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.0.1', '172.31.255.254', '192.168.1.1', '169.254.169.254',
-      '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1', '240.0.0.1',
-      '::1', '::', 'fc00::1', 'fd00:ec2::254', 'fe80::1', 'ff02::1',
-      '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', 'not-an-ip',
+      '127.0.0.1',
+      '127.255.0.9',
+      '10.0.0.1',
+      '172.16.0.1',
+      '172.31.255.254',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '255.255.255.255',
+      '224.0.0.1',
+      '240.0.0.1',
+      '::1',
+      '::',
+      'fc00::1',
+      'fd00:ec2::254',
+      'fe80::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '::ffff:169.254.169.254',
+      '64:ff9b::a00:1',
+      'not-an-ip',
     ];
-    const allowed = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'];
+    const allowed = [
+      '8.8.8.8',
+      '1.1.1.1',
+      '172.32.0.1',
+      '100.128.0.1',
+      '2606:4700:4700::1111',
+      '::ffff:8.8.8.8',
+    ];
     for (const a of blocked) assert.equal(isBlockedAddress(a), true, `${a} is blocked`);
     for (const a of allowed) assert.equal(isBlockedAddress(a), false, `${a} is allowed`);
   });
@@ -33,7 +59,12 @@ for (const kind of DATABASES) {
     before(async () => {
       receiver = await startReceiver({ host: '::' });
       g = await startGateway(kind, {
-        env: { ALLOW_PRIVATE_CALLBACK_URLS: 'false', CALLBACK_RETRY_INTERVAL_MS: '200', CALLBACK_TIMEOUT_MS: '500', CALLBACK_MAX_RETRIES: '2' },
+        env: {
+          ALLOW_PRIVATE_CALLBACK_URLS: 'false',
+          CALLBACK_RETRY_INTERVAL_MS: '200',
+          CALLBACK_TIMEOUT_MS: '500',
+          CALLBACK_MAX_RETRIES: '2',
+        },
       });
       g.paygate.dispatcher.start();
     });
@@ -47,17 +78,29 @@ for (const kind of DATABASES) {
     async function settledPayin(callbackUrl: string | null, key?: string): Promise<string> {
       const res = await g.post(
         '/payments/onsite/payin',
-        { money: { amount: 500 }, merchant_order_no: `p-${Math.random().toString(36).slice(2)}`, callback_url: callbackUrl },
+        {
+          money: { amount: 500 },
+          merchant_order_no: `p-${Math.random().toString(36).slice(2)}`,
+          callback_url: callbackUrl,
+        },
         { key },
       );
       assert.equal(res.status, 200, res.text);
-      const done = await g.post('/sandbox/payin/complete', { payment_id: res.body.payment_id, status: 'SUCCESS' }, { key });
+      const done = await g.post(
+        '/sandbox/payin/complete',
+        { payment_id: res.body.payment_id, status: 'SUCCESS' },
+        { key },
+      );
       assert.equal(done.status, 200, done.text);
       return res.body.payment_id;
     }
 
     it('rejects http callback URLs at creation', async () => {
-      const res = await g.post('/payments/onsite/payin', { money: { amount: 500 }, merchant_order_no: 'http-1', callback_url: receiver.url() });
+      const res = await g.post('/payments/onsite/payin', {
+        money: { amount: 500 },
+        merchant_order_no: 'http-1',
+        callback_url: receiver.url(),
+      });
       assert.equal(res.status, 422);
       assert.equal(res.body.detail[0].type, 'url_scheme');
     });
@@ -78,7 +121,10 @@ for (const kind of DATABASES) {
       const plain = await g.newMerchant({ callbackUrl: receiver.url() });
       const plainId = await settledPayin(null, plain.api_key);
 
-      const expected = new Map<string, string>([...ids.map((id) => [id, 'blocked_address'] as [string, string]), [plainId, 'blocked_scheme']]);
+      const expected = new Map<string, string>([
+        ...ids.map((id) => [id, 'blocked_address'] as [string, string]),
+        [plainId, 'blocked_scheme'],
+      ]);
       const deadline = Date.now() + 20_000;
       for (const [id, errorKind] of expected) {
         let [d] = await g.paygate.services.callbacks.list({ paymentId: id });

@@ -67,7 +67,12 @@ for (const kind of DATABASES) {
       return res.body.payment_id;
     }
 
-    async function complete(paymentId: string, status: 'SUCCESS' | 'FAILED', kindOf: 'payin' | 'payout' = 'payin', key?: string) {
+    async function complete(
+      paymentId: string,
+      status: 'SUCCESS' | 'FAILED',
+      kindOf: 'payin' | 'payout' = 'payin',
+      key?: string,
+    ) {
       const res = await g.post(`/sandbox/${kindOf}/complete`, { payment_id: paymentId, status }, { key });
       assert.equal(res.status, 200, res.text);
     }
@@ -78,7 +83,8 @@ for (const kind of DATABASES) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const all = await Promise.all(paymentIds.map(async (id) => [id, await deliveriesOf(id)] as const));
-        if (all.every(([, ds]) => ds.length > 0 && ds.every((d) => d.status !== 'pending'))) return new Map(all.map(([id, ds]) => [id, ds[0]!]));
+        if (all.every(([, ds]) => ds.length > 0 && ds.every((d) => d.status !== 'pending')))
+          return new Map(all.map(([id, ds]) => [id, ds[0]!]));
         if (Date.now() > deadline) throw new Error(`deliveries still pending: ${JSON.stringify(all)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -112,10 +118,19 @@ for (const kind of DATABASES) {
         [paidOut, 'SUCCESS'],
         [failedOut, 'FAILED'],
       ]);
-      await receiver.waitFor(() => [...expected.keys()].every((id) => receiver.forPayment(id).length === 1), 'four callbacks');
-      const committed = await g.database.db.selectFrom('transactions').select('finalized_at').where('payment_id', '=', paidIn).executeTakeFirstOrThrow();
+      await receiver.waitFor(
+        () => [...expected.keys()].every((id) => receiver.forPayment(id).length === 1),
+        'four callbacks',
+      );
+      const committed = await g.database.db
+        .selectFrom('transactions')
+        .select('finalized_at')
+        .where('payment_id', '=', paidIn)
+        .executeTakeFirstOrThrow();
       const arrived = receiver.forPayment(paidIn)[0]!.at;
-      t.diagnostic(`first attempt arrived ${arrived - committed.finalized_at!} ms after the final status was written (${arrived - settledAt} ms after the settle request)`);
+      t.diagnostic(
+        `first attempt arrived ${arrived - committed.finalized_at!} ms after the final status was written (${arrived - settledAt} ms after the settle request)`,
+      );
 
       for (const [id, status] of expected) {
         const [cb] = receiver.forPayment(id);
@@ -136,8 +151,14 @@ for (const kind of DATABASES) {
         else assert.equal(cb.body.utr, '');
         // The signature covers payment_id, the amount text and the status: change any and it fails.
         const token = String(cb.headers['x-verification-token']);
-        assert.equal(verifyCallback(g.merchant.webhook_secret, cb.raw.replace('500.00', '500.0'), token), false);
-        assert.equal(verifyCallback(g.merchant.webhook_secret, cb.raw.replace(`"${status}"`, '"OTHER"'), token), false);
+        assert.equal(
+          verifyCallback(g.merchant.webhook_secret, cb.raw.replace('500.00', '500.0'), token),
+          false,
+        );
+        assert.equal(
+          verifyCallback(g.merchant.webhook_secret, cb.raw.replace(`"${status}"`, '"OTHER"'), token),
+          false,
+        );
         assert.equal(verifyCallback('whsec_another', cb.raw, token), false);
       }
       const status = await g.post('/payments/payin_status', { payment_id: paidIn });
@@ -178,24 +199,39 @@ for (const kind of DATABASES) {
         assert.equal(d.attempts, 1 + MAX_RETRIES);
         assert.equal(d.next_attempt_at, null);
         const log = await g.paygate.services.callbacks.attempts(d.delivery_id);
-        assert.deepEqual(log.map((a) => a.attempt), [1, 2, 3, 4]);
+        assert.deepEqual(
+          log.map((a) => a.attempt),
+          [1, 2, 3, 4],
+        );
         for (const a of log) {
           assert.equal(a.http_status, c.http, `${c.path ?? 'closed port'} records its HTTP status`);
           assert.equal(a.error, c.error);
         }
         for (let n = 1; n < log.length; n++) {
           const gap = Date.parse(log[n]!.started_at) - Date.parse(log[n - 1]!.started_at);
-          assert.ok(gap >= INTERVAL_MS, `attempts of ${c.error} are ${gap} ms apart, at least ${INTERVAL_MS}`);
+          assert.ok(
+            gap >= INTERVAL_MS,
+            `attempts of ${c.error} are ${gap} ms apart, at least ${INTERVAL_MS}`,
+          );
         }
         if (c.path) {
           const seen = receiver.forPayment(id);
-          assert.deepEqual(seen.map((r) => r.attempt), [1, 2, 3, 4], `${c.path} saw X-Callback-Attempt 1 to 4`);
+          assert.deepEqual(
+            seen.map((r) => r.attempt),
+            [1, 2, 3, 4],
+            `${c.path} saw X-Callback-Attempt 1 to 4`,
+          );
           assert.ok(seen.every((r) => r.path === c.path && r.verified));
           for (let n = 1; n < seen.length; n++) assert.ok(seen[n]!.at - seen[n - 1]!.at >= INTERVAL_MS);
         }
-        if (c.http === 500) assert.equal(log[0]!.response, 'x'.repeat(1024), 'the first 1 KiB of the answer is kept');
+        if (c.http === 500)
+          assert.equal(log[0]!.response, 'x'.repeat(1024), 'the first 1 KiB of the answer is kept');
       }
-      assert.equal(receiver.received.filter((r) => r.path === '/redirected').length, 0, 'redirects are not followed');
+      assert.equal(
+        receiver.received.filter((r) => r.path === '/redirected').length,
+        0,
+        'redirects are not followed',
+      );
     });
 
     it('stops retrying once the receiver answers 200', async () => {
@@ -206,9 +242,15 @@ for (const kind of DATABASES) {
       assert.equal(d.attempts, 3);
       // Long enough for a fourth attempt, were one scheduled.
       await new Promise((r) => setTimeout(r, INTERVAL_MS * 3));
-      assert.deepEqual(receiver.forPayment(id).map((r) => r.attempt), [1, 2, 3]);
+      assert.deepEqual(
+        receiver.forPayment(id).map((r) => r.attempt),
+        [1, 2, 3],
+      );
       const log = await g.paygate.services.callbacks.attempts(d.delivery_id);
-      assert.deepEqual(log.map((a) => a.http_status), [500, 500, 200]);
+      assert.deepEqual(
+        log.map((a) => a.http_status),
+        [500, 500, 200],
+      );
     });
 
     it('resends on POST /callbacks/resend: a fresh delivery from attempt 1, even after the first one failed', async () => {
@@ -232,10 +274,12 @@ for (const kind of DATABASES) {
       assert.equal(resent.raw, receiver.forPayment(id)[0]!.raw, 'the same body as the original callback');
       await settledDeliveries([id]);
       const all = await deliveriesOf(id);
-      assert.deepEqual(all.map((d) => `${d.delivery_id === res.body.delivery_id ? 'new' : 'old'}:${d.status}:${d.attempts}`).sort(), [
-        'new:delivered:1',
-        'old:failed:4',
-      ]);
+      assert.deepEqual(
+        all
+          .map((d) => `${d.delivery_id === res.body.delivery_id ? 'new' : 'old'}:${d.status}:${d.attempts}`)
+          .sort(),
+        ['new:delivered:1', 'old:failed:4'],
+      );
     });
 
     it('refuses a resend for an unknown or foreign payment (404), one not final or without a callback URL (409)', async () => {
@@ -249,7 +293,10 @@ for (const kind of DATABASES) {
       const res = await g.post('/callbacks/resend', { payment_id: foreign });
       assert.equal(res.status, 404);
       assert.equal(res.body.error.error_code, 'PAYMENT_NOT_FOUND');
-      assert.equal((await g.post('/callbacks/resend', { payment_id: foreign }, { key: other.api_key })).status, 200);
+      assert.equal(
+        (await g.post('/callbacks/resend', { payment_id: foreign }, { key: other.api_key })).status,
+        200,
+      );
 
       const pending = await payin(receiver.url('/ok'));
       const early = await g.post('/callbacks/resend', { payment_id: pending });
@@ -265,7 +312,10 @@ for (const kind of DATABASES) {
 
       const invalid = await g.post('/callbacks/resend', {});
       assert.equal(invalid.status, 422);
-      assert.deepEqual(invalid.body.detail.map((d: any) => d.loc.join('.')), ['body.payment_id']);
+      assert.deepEqual(
+        invalid.body.detail.map((d: any) => d.loc.join('.')),
+        ['body.payment_id'],
+      );
     });
 
     it('exposes delivery metrics', async () => {
@@ -273,7 +323,10 @@ for (const kind of DATABASES) {
       assert.match(text, /paygate_callback_deliveries_total\{outcome="delivered"\} [1-9]/);
       assert.match(text, /paygate_callback_deliveries_total\{outcome="failed"\} [1-9]/);
       assert.match(text, /paygate_callback_attempts_total\{result="timeout"\} [1-9]/);
-      assert.match(text, /paygate_callback_attempt_duration_seconds_bucket\{le="[^"]+",result="delivered"\} [1-9]/);
+      assert.match(
+        text,
+        /paygate_callback_attempt_duration_seconds_bucket\{le="[^"]+",result="delivered"\} [1-9]/,
+      );
       assert.match(text, /paygate_callback_queue_depth \d+/);
       assert.match(text, /paygate_callback_oldest_due_age_seconds [\d.]+/);
     });

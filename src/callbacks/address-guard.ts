@@ -43,7 +43,11 @@ export function isBlockedAddress(address: string): boolean {
   return parsed.range() !== 'unicast';
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 
 /**
  * A `lookup` for `net.connect`: resolves like `dns.lookup`, then refuses the host when any of its
@@ -58,7 +62,8 @@ export function guardedLookup(hostname: string, options: dns.LookupOptions, call
     if (blocked) return callback(new BlockedAddressError(blocked.address) as NodeJS.ErrnoException, []);
     if (options.all) return callback(null, addresses);
     const first = addresses[0];
-    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+    if (!first)
+      return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
     callback(null, first.address, first.family);
   });
 }

@@ -70,7 +70,10 @@ export class CallbackDispatcher {
     this.metrics = createCallbackMetrics(options.registry, async () => {
       const at = this.now();
       const q = await queueStats(this.database.db, at);
-      return { pending: q.pending, oldestDueAgeSeconds: q.oldestDueAt === null ? 0 : Math.max(0, at - q.oldestDueAt) / 1000 };
+      return {
+        pending: q.pending,
+        oldestDueAgeSeconds: q.oldestDueAt === null ? 0 : Math.max(0, at - q.oldestDueAt) / 1000,
+      };
     });
   }
 
@@ -119,7 +122,9 @@ export class CallbackDispatcher {
       this.pump();
       return;
     }
-    notifyQueued(this.database).catch((err: unknown) => this.options.logger.warn({ err }, 'callback queue notify failed'));
+    notifyQueued(this.database).catch((err: unknown) =>
+      this.options.logger.warn({ err }, 'callback queue notify failed'),
+    );
   }
 
   /** Runs a claiming round now, or right after the current one. */
@@ -149,7 +154,13 @@ export class CallbackDispatcher {
       const room = this.config.callbackConcurrency - this.inFlight.size;
       // A send that finishes pumps again, so a full dispatcher needs no timer.
       if (this.stopped || room <= 0) return;
-      const rows = await claimDueDeliveries(this.database.db, this.database.kind, this.now(), this.leaseMs, room);
+      const rows = await claimDueDeliveries(
+        this.database.db,
+        this.database.kind,
+        this.now(),
+        this.leaseMs,
+        room,
+      );
       if (rows.length > 0) {
         const secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
         for (const row of rows) this.launch(row, secrets.get(row.merchant_id));
@@ -157,7 +168,8 @@ export class CallbackDispatcher {
       if (rows.length < room) break;
     }
     const next = await nextClaimableAt(this.database.db);
-    const wait = next === null ? this.config.workerPollMs : Math.min(this.config.workerPollMs, next - this.now());
+    const wait =
+      next === null ? this.config.workerPollMs : Math.min(this.config.workerPollMs, next - this.now());
     this.sleep(wait);
   }
 
@@ -172,7 +184,10 @@ export class CallbackDispatcher {
     const sending: Promise<void> = this.deliver(row, secret)
       .catch((err: unknown) => {
         // The lease runs out and the delivery is claimed again.
-        this.options.logger.error({ err, delivery_id: row.id, payment_id: row.payment_id }, 'recording a callback attempt failed');
+        this.options.logger.error(
+          { err, delivery_id: row.id, payment_id: row.payment_id },
+          'recording a callback attempt failed',
+        );
       })
       .finally(() => {
         this.inFlight.delete(sending);
@@ -219,11 +234,20 @@ export class CallbackDispatcher {
     this.metrics.attempts.inc({ result: label });
     this.metrics.latency.observe({ result: label }, result.latencyMs / 1000);
     if (!updated) {
-      this.options.logger.warn({ delivery_id: row.id, payment_id: row.payment_id }, 'callback lease ran out before the attempt was recorded');
+      this.options.logger.warn(
+        { delivery_id: row.id, payment_id: row.payment_id },
+        'callback lease ran out before the attempt was recorded',
+      );
       return;
     }
     if (status !== 'pending') this.metrics.deliveries.inc({ outcome: status });
-    const log = { delivery_id: row.id, payment_id: row.payment_id, attempt: attemptNo, error: result.errorKind, http_status: result.httpStatus };
+    const log = {
+      delivery_id: row.id,
+      payment_id: row.payment_id,
+      attempt: attemptNo,
+      error: result.errorKind,
+      http_status: result.httpStatus,
+    };
     if (status === 'failed') this.options.logger.warn(log, 'callback failed after its last attempt');
     else if (status === 'pending') this.options.logger.info(log, 'callback attempt failed; will retry');
   }

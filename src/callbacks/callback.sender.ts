@@ -53,13 +53,22 @@ const CODE_KINDS: Record<string, string> = {
 
 /** The error kind of a failed request, looking through undici's wrappers to the socket's error. */
 export function errorKindOf(err: unknown): string {
-  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = err, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const { code, name } = e as { code?: unknown; name?: unknown };
     if (name === 'TimeoutError' || name === 'AbortError') return 'timeout';
     if (typeof code === 'string') {
       const kind = CODE_KINDS[code];
       if (kind) return kind;
-      if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return 'tls';
+      if (
+        code.startsWith('ERR_TLS') ||
+        code.startsWith('ERR_SSL') ||
+        /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)
+      )
+        return 'tls';
     }
   }
   return 'error';
@@ -74,7 +83,9 @@ export class CallbackSender {
       keepAliveMaxTimeout: 60_000,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
-      connect: options.allowPrivate ? { timeout: options.timeoutMs } : guardConnector({ timeout: options.timeoutMs }),
+      connect: options.allowPrivate
+        ? { timeout: options.timeoutMs }
+        : guardConnector({ timeout: options.timeoutMs }),
     });
   }
 
@@ -82,7 +93,13 @@ export class CallbackSender {
   async send(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
     const started = performance.now();
     const elapsed = () => Math.max(0, Math.round(performance.now() - started));
-    const failed = (errorKind: string): AttemptResult => ({ delivered: false, httpStatus: null, errorKind, latencyMs: elapsed(), snippet: null });
+    const failed = (errorKind: string): AttemptResult => ({
+      delivered: false,
+      httpStatus: null,
+      errorKind,
+      latencyMs: elapsed(),
+      snippet: null,
+    });
 
     let target: URL;
     try {

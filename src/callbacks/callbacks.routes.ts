@@ -16,7 +16,10 @@ export const ResendResponse = Type.Object(
   { title: 'CallbackResendResponse' },
 );
 
-export const callbackRoutes: FastifyPluginAsync<{ callbacks: CallbackService }> = async (fastify, { callbacks }) => {
+export const callbackRoutes: FastifyPluginAsync<{ callbacks: CallbackService }> = async (
+  fastify,
+  { callbacks },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/callbacks/resend',
@@ -25,7 +28,7 @@ export const callbackRoutes: FastifyPluginAsync<{ callbacks: CallbackService }> 
         tags: ['Callbacks'],
         summary: 'Send the callback of a final pay-in or payout again',
         description:
-          'Queues a fresh delivery of the callback for the transaction\'s final status, with a fresh attempt count and the same retry schedule. 404 for an unknown payment_id, 409 INVALID_STATE when the transaction is not final yet or has no callback URL.',
+          "Queues a fresh delivery of the callback for the transaction's final status, with a fresh attempt count and the same retry schedule. 404 for an unknown payment_id, 409 INVALID_STATE when the transaction is not final yet or has no callback URL.",
         security: [{ bearerAuth: [] }],
         body: PaymentIdBody,
         response: { 200: ResendResponse, ...errorResponses(404, 409) },

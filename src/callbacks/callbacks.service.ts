@@ -95,9 +95,13 @@ export class CallbackService {
       throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
     }
     if (txn.status !== 'SUCCESS' && txn.status !== 'FAILED') {
-      throw new AppError('INVALID_STATE', `The transaction is not final yet (${txn.status}); its callback is sent when it is`, {
-        status: txn.status,
-      });
+      throw new AppError(
+        'INVALID_STATE',
+        `The transaction is not final yet (${txn.status}); its callback is sent when it is`,
+        {
+          status: txn.status,
+        },
+      );
     }
     // The URL resolved when the transaction was created (docs/decisions.md): none means no callback.
     const url = txn.callback_url;
@@ -126,8 +130,13 @@ export class CallbackService {
   }
 
   /** Deliveries, newest first. */
-  async list(filter: { status?: DeliveryStatus; merchantId?: string; paymentId?: string; limit?: number } = {}): Promise<DeliveryView[]> {
-    const rows = await listDeliveries(this.database.db, { ...filter, limit: Math.min(filter.limit ?? 100, 1000) });
+  async list(
+    filter: { status?: DeliveryStatus; merchantId?: string; paymentId?: string; limit?: number } = {},
+  ): Promise<DeliveryView[]> {
+    const rows = await listDeliveries(this.database.db, {
+      ...filter,
+      limit: Math.min(filter.limit ?? 100, 1000),
+    });
     return rows.map(toDeliveryView);
   }
 

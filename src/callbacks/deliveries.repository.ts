@@ -47,7 +47,9 @@ export async function nextClaimableAt(db: Kysely<Tables>): Promise<number | null
   const row = await db
     .selectFrom('callback_deliveries')
     .select(
-      sql<number | string | null>`min(case when lease_until is not null and lease_until >= next_attempt_at then lease_until + 1 else next_attempt_at end)`.as(
+      sql<
+        number | string | null
+      >`min(case when lease_until is not null and lease_until >= next_attempt_at then lease_until + 1 else next_attempt_at end)`.as(
         'at',
       ),
     )
@@ -57,9 +59,16 @@ export async function nextClaimableAt(db: Kysely<Tables>): Promise<number | null
 }
 
 /** The current webhook secrets of the given merchants, by merchant id. */
-export async function webhookSecrets(db: Kysely<Tables>, merchantIds: string[]): Promise<Map<string, string>> {
+export async function webhookSecrets(
+  db: Kysely<Tables>,
+  merchantIds: string[],
+): Promise<Map<string, string>> {
   if (merchantIds.length === 0) return new Map();
-  const rows = await db.selectFrom('merchants').select(['id', 'webhook_secret']).where('id', 'in', merchantIds).execute();
+  const rows = await db
+    .selectFrom('merchants')
+    .select(['id', 'webhook_secret'])
+    .where('id', 'in', merchantIds)
+    .execute();
   return new Map(rows.map((r) => [r.id, r.webhook_secret]));
 }
 
@@ -106,7 +115,12 @@ export async function recordAttempt(db: Kysely<Tables>, r: AttemptRecord): Promi
         status: r.status,
         next_attempt_at: r.nextAttemptAt,
         lease_until: null,
-        last_error: r.errorKind === null ? null : r.httpStatus === null ? r.errorKind : `${r.errorKind} ${r.httpStatus}`,
+        last_error:
+          r.errorKind === null
+            ? null
+            : r.httpStatus === null
+              ? r.errorKind
+              : `${r.errorKind} ${r.httpStatus}`,
         updated_at: r.at,
         delivered_at: r.status === 'delivered' ? r.at : null,
       })
@@ -144,12 +158,17 @@ export async function listAttempts(db: Kysely<Tables>, deliveryId: string): Prom
 }
 
 /** How many deliveries are pending, and the due time of the oldest one that is due at `now`. */
-export async function queueStats(db: Kysely<Tables>, now: number): Promise<{ pending: number; oldestDueAt: number | null }> {
+export async function queueStats(
+  db: Kysely<Tables>,
+  now: number,
+): Promise<{ pending: number; oldestDueAt: number | null }> {
   const row = await db
     .selectFrom('callback_deliveries')
     .select((eb) => [
       eb.fn.countAll<number | string>().as('pending'),
-      sql<number | string | null>`min(case when next_attempt_at <= ${now} then next_attempt_at end)`.as('oldest'),
+      sql<number | string | null>`min(case when next_attempt_at <= ${now} then next_attempt_at end)`.as(
+        'oldest',
+      ),
     ])
     .where('status', '=', 'pending')
     .executeTakeFirstOrThrow();

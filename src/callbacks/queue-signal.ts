@@ -64,7 +64,8 @@ export class QueueListener {
       client.end().catch(() => {});
       if (this.client === client) this.client = null;
       if (this.stopped) return;
-      if (err) this.logger.warn({ err }, 'callback queue listener lost its connection; polling until it is back');
+      if (err)
+        this.logger.warn({ err }, 'callback queue listener lost its connection; polling until it is back');
       this.retry = setTimeout(() => void this.connect(), RECONNECT_MS);
       this.retry.unref();
     };

@@ -22,7 +22,8 @@ export interface Received {
 }
 
 /** A status code, or a full answer, or `hang` (never answer), or `reset` (drop the connection). */
-export type Answer = number | 'hang' | 'reset' | { status: number; body?: string; headers?: Record<string, string> };
+export type Answer =
+  number | 'hang' | 'reset' | { status: number; body?: string; headers?: Record<string, string> };
 
 export interface ReceiverOptions {
   /** The merchant's webhook secret; without one, `verified` is always false. */
@@ -63,7 +64,9 @@ export function verifyCallback(secret: string, rawBody: string, token: string | 
   const amountText = /"amount"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(rawBody)?.[1];
   const { payment_id: paymentId, status } = body;
   if (typeof paymentId !== 'string' || typeof status !== 'string' || amountText === undefined) return false;
-  const expected = Buffer.from(createHmac('sha256', secret).update(`${paymentId}:${amountText}:${status}`).digest('hex'));
+  const expected = Buffer.from(
+    createHmac('sha256', secret).update(`${paymentId}:${amountText}:${status}`).digest('hex'),
+  );
   const given = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
@@ -90,11 +93,15 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
         raw,
         body,
         attempt: Number(req.headers['x-callback-attempt']),
-        verified: opts.secret !== undefined && verifyCallback(opts.secret, raw, typeof token === 'string' ? token : undefined),
+        verified:
+          opts.secret !== undefined &&
+          verifyCallback(opts.secret, raw, typeof token === 'string' ? token : undefined),
       };
       received.push(r);
       const paymentId = (body as { payment_id?: unknown } | undefined)?.payment_id;
-      const nth = received.filter((x) => (x.body as { payment_id?: unknown } | undefined)?.payment_id === paymentId).length;
+      const nth = received.filter(
+        (x) => (x.body as { payment_id?: unknown } | undefined)?.payment_id === paymentId,
+      ).length;
       const answer = opts.answer ? opts.answer(r, nth) : 200;
       if (answer === 'hang') return;
       if (answer === 'reset') {
@@ -119,7 +126,8 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
     async waitFor(ready, what, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (!ready()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (received ${received.length} requests)`);
+        if (Date.now() > deadline)
+          throw new Error(`timed out waiting for ${what} (received ${received.length} requests)`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
