@@ -167,6 +167,8 @@ export class CallbackDispatcher {
       }
       if (rows.length < room) break;
     }
+    // Another round follows at once (something was queued meanwhile); it will set the timer.
+    if (this.again) return;
     const next = await nextClaimableAt(this.database.db);
     const wait =
       next === null ? this.config.workerPollMs : Math.min(this.config.workerPollMs, next - this.now());
