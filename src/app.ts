@@ -8,32 +8,26 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
-import type { Channel } from './channels/channel.ts';
-import { SandboxChannel } from './channels/sandbox.channel.ts';
 import { CallbackDispatcher } from './callbacks/callback.dispatcher.ts';
 import { callbackRoutes } from './callbacks/callbacks.routes.ts';
-import { CallbackService } from './callbacks/callbacks.service.ts';
 import { authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './http/errors.ts';
 import { createMetrics, registerHttpMetrics, type Metrics } from './http/metrics.ts';
 import { errorHandler, lazyChildLogger, notFoundHandler, registerJsonParser, requestId } from './http/plumbing.ts';
 import { addKeywords } from './http/validation.ts';
-import { MerchantService, type Principal } from './merchants/merchants.service.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
 import { PagesService } from './pages/pages.service.ts';
 import { payinRoutes } from './payins/payins.routes.ts';
-import { PayinService } from './payins/payins.service.ts';
 import { payoutRoutes } from './payouts/payouts.routes.ts';
-import { PayoutService } from './payouts/payouts.service.ts';
 import { sandboxRoutes } from './sandbox/sandbox.routes.ts';
-import { SandboxService } from './sandbox/sandbox.service.ts';
-import { SettlementService } from './transactions/settlement.service.ts';
 import { TransactionWorker } from './transactions/transaction.worker.ts';
 import { walletRoutes } from './wallet/wallet.routes.ts';
-import { WalletService } from './wallet/wallet.service.ts';
 import { VERSION } from './version.ts';
+import { buildServices, type Services } from './services.ts';
+
+export { buildServices, type Services };
 
 export interface AppDeps {
   config: Config;
@@ -42,17 +36,6 @@ export interface AppDeps {
   now?: () => number;
   /** false silences logging (tests); otherwise pino JSON at LOG_LEVEL. */
   logger?: boolean;
-}
-
-export interface Services {
-  merchants: MerchantService;
-  wallets: WalletService;
-  payins: PayinService;
-  payouts: PayoutService;
-  settlement: SettlementService;
-  sandbox: SandboxService;
-  sandboxChannel: SandboxChannel;
-  callbacks: CallbackService;
 }
 
 export interface Paygate {
@@ -80,30 +63,6 @@ const REDACT = [
   'err.where',
   'err.parameters',
 ];
-
-export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
-  const { db } = database;
-  const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
-  const channelFor = (p: Principal): Channel => {
-    if (p.mode === 'test') return sandboxChannel;
-    throw new AppError('LIVE_CHANNEL_NOT_CONFIGURED', 'No live payment channel is configured for this gateway');
-  };
-  const settlement = new SettlementService(db, {
-    payinFeeBps: config.payinFeeBps,
-    callbackMaxAttempts: 1 + config.callbackMaxRetries,
-    now,
-  });
-  return {
-    merchants: new MerchantService(db, now),
-    wallets: new WalletService(db, now),
-    payins: new PayinService(db, config, channelFor, now),
-    payouts: new PayoutService(db, config, channelFor, now),
-    settlement,
-    sandbox: new SandboxService(db, sandboxChannel, settlement),
-    sandboxChannel,
-    callbacks: new CallbackService(database, config, now),
-  };
-}
 
 export async function buildApp(deps: AppDeps): Promise<Paygate> {
   const { config, database } = deps;

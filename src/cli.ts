@@ -6,13 +6,12 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { migrate, openDatabase, type Database } from './db/database.ts';
-import { buildServices } from './app.ts';
+import { buildServices } from './services.ts';
 import { formatAmount, parseAmountText, toRupees } from './money.ts';
 import { MerchantNotFoundError } from './merchants/merchants.service.ts';
 import { DELIVERY_STATUSES } from './callbacks/callbacks.service.ts';
 import type { DeliveryStatus } from './db/schema.ts';
 import { AppError } from './http/errors.ts';
-import { startServer } from './server.ts';
 
 class UsageError extends Error {}
 
@@ -84,7 +83,10 @@ async function run(argv: string[], out: Out): Promise<number> {
 
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve': {
+      // Loaded here only: the web stack costs a second of start-up that other commands do not need.
+      const { startServer } = await import('./server.ts');
       const server = await startServer(config, { firstRun: true });
+      console.log(`Paygate listening on ${server.address}`);
       const stop = (signal: string) => {
         server.paygate.app.log.info({ signal }, 'shutting down');
         server.close().then(
@@ -97,7 +99,8 @@ async function run(argv: string[], out: Out): Promise<number> {
       return -1;
     }
     case 'migrate': {
-      const applied = await withDatabase(config, migrate);
+      const database = openDatabase(config.databaseUrl);
+      const applied = await migrate(database).finally(() => database.close());
       out({ applied }, applied.length ? `applied: ${applied.join(', ')}` : 'schema is up to date');
       return 0;
     }
@@ -105,7 +108,12 @@ async function run(argv: string[], out: Out): Promise<number> {
       const name = required(flags, 'name');
       if (name.length > 100) throw new UsageError('--name must be at most 100 characters');
       const callbackUrl = flags['callback-url'] as string | undefined;
-      if (callbackUrl !== undefined && !/^https?:\/\/\S+$/.test(callbackUrl)) throw new UsageError('--callback-url must be an http(s) URL');
+      const schemes = config.allowPrivateCallbackUrls ? /^https?:\/\/\S+$/ : /^https:\/\/\S+$/;
+      if (callbackUrl !== undefined && (!schemes.test(callbackUrl) || callbackUrl.length > 512)) {
+        throw new UsageError(
+          `--callback-url must be an ${config.allowPrivateCallbackUrls ? 'http(s)' : 'https'} URL of at most 512 characters`,
+        );
+      }
       const created = await withDatabase(config, (d) =>
         buildServices(config, d).merchants.create({ name, callbackUrl, vpa: flags.vpa as string | undefined, live: Boolean(flags.live) }),
       );

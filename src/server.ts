@@ -35,8 +35,8 @@ export async function startServer(config: Config, options: { firstRun?: boolean;
   const { app, services, worker, dispatcher } = paygate;
 
   if (options.firstRun && (await services.merchants.count()) === 0) {
-    const created = await services.merchants.create({ name: 'Sandbox Merchant' });
-    (options.print ?? console.log)(firstRunBanner(config, created));
+    const created = await services.merchants.createIfNone({ name: 'Sandbox Merchant' }, database.kind === 'postgres');
+    if (created) (options.print ?? console.log)(firstRunBanner(config, created));
   }
 
   const address = await app.listen({ port: config.port, host: config.host });

@@ -5,7 +5,7 @@
  * within `KEY_CACHE_MS`.
  */
 import { hash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
 import {
@@ -52,6 +52,16 @@ export interface MerchantView {
   vpa: string;
   created_at: string;
 }
+
+export interface NewMerchant {
+  name: string;
+  callbackUrl?: string | null;
+  vpa?: string | null;
+  live?: boolean;
+}
+
+/** Advisory-lock key that serialises the first-run merchant across processes. */
+const FIRST_RUN_LOCK = 7_262_001;
 
 export class MerchantNotFoundError extends Error {
   constructor(id: string) {
@@ -100,31 +110,45 @@ export class MerchantService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async create(input: { name: string; callbackUrl?: string | null; vpa?: string | null; live?: boolean }): Promise<CreatedMerchant> {
+  async create(input: NewMerchant): Promise<CreatedMerchant> {
+    return this.db.transaction().execute((tx) => this.insertNew(tx, input));
+  }
+
+  /**
+   * Creates a merchant only when there is none yet (the first run of `serve`). On PostgreSQL an
+   * advisory lock makes processes that start together create one merchant between them.
+   */
+  async createIfNone(input: NewMerchant, lockWithAdvisory: boolean): Promise<CreatedMerchant | null> {
+    return this.db.transaction().execute(async (tx) => {
+      if (lockWithAdvisory) await sql`select pg_advisory_xact_lock(${FIRST_RUN_LOCK})`.execute(tx);
+      if ((await countMerchants(tx)) > 0) return null;
+      return this.insertNew(tx, input);
+    });
+  }
+
+  private async insertNew(tx: Kysely<Tables>, input: NewMerchant): Promise<CreatedMerchant> {
     const mode: MerchantMode = input.live ? 'live' : 'test';
     const id = prefixedId('mer', 16);
     const apiKey = newApiKey(mode);
     const webhookSecret = newWebhookSecret();
     const at = this.now();
-    await this.db.transaction().execute(async (tx) => {
-      await insertMerchant(tx, {
-        id,
-        name: input.name,
-        mode,
-        status: 'active',
-        callback_url: input.callbackUrl ?? null,
-        vpa: input.vpa || `${id.toLowerCase()}@paygate`,
-        webhook_secret: webhookSecret,
-        created_at: at,
-      });
-      await insertApiKey(tx, {
-        id: prefixedId('key', 16),
-        merchant_id: id,
-        key_hash: sha256Hex(apiKey),
-        key_prefix: apiKey.slice(0, 12),
-        created_at: at,
-        revoked_at: null,
-      });
+    await insertMerchant(tx, {
+      id,
+      name: input.name,
+      mode,
+      status: 'active',
+      callback_url: input.callbackUrl ?? null,
+      vpa: input.vpa || `${id.toLowerCase()}@paygate`,
+      webhook_secret: webhookSecret,
+      created_at: at,
+    });
+    await insertApiKey(tx, {
+      id: prefixedId('key', 16),
+      merchant_id: id,
+      key_hash: sha256Hex(apiKey),
+      key_prefix: apiKey.slice(0, 12),
+      created_at: at,
+      revoked_at: null,
     });
     return { merchant_id: id, name: input.name, api_key: apiKey, webhook_secret: webhookSecret, mode };
   }

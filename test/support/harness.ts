@@ -35,7 +35,7 @@ export interface Reply {
 export interface GatewayOptions {
   env?: Record<string, string>;
   listen?: boolean;
-  /** Start the transaction worker (payout settlement, expiry). */
+  /** Start the background workers: the transaction worker (payout settlement, expiry) and the callback dispatcher. */
   worker?: boolean;
   now?: () => number;
 }
@@ -60,7 +60,10 @@ export async function startGateway(kind: 'sqlite' | 'postgres', opts: GatewayOpt
   } else {
     await app.ready();
   }
-  if (opts.worker) paygate.worker.start();
+  if (opts.worker) {
+    paygate.worker.start();
+    paygate.dispatcher.start();
+  }
   const merchant = await paygate.services.merchants.create({ name: 'Test Shop' });
 
   const post: Gateway['post'] = async (path, body, o = {}) => {
@@ -94,6 +97,7 @@ export async function startGateway(kind: 'sqlite' | 'postgres', opts: GatewayOpt
     newMerchant: (o = {}) => paygate.services.merchants.create({ name: 'Other Shop', live: o.live, callbackUrl: o.callbackUrl }),
     async close() {
       await paygate.worker.stop();
+      await paygate.dispatcher.stop();
       await app.close();
       await database.close();
       await testDb.drop();

@@ -46,6 +46,17 @@ export function cli(args: string[], env: Record<string, string>): { status: numb
 }
 
 export async function spawnServer(env: Record<string, string>, opts: { timeoutMs?: number } = {}): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOnce(env, opts);
+    } catch (err) {
+      // A port picked by freePort() can be taken by another process before the server binds it.
+      if (env.PORT || attempt >= 3 || !/EADDRINUSE/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function spawnOnce(env: Record<string, string>, opts: { timeoutMs?: number }): Promise<ServerProcess> {
   const port = Number(env.PORT) || (await freePort());
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -56,20 +67,23 @@ export async function spawnServer(env: Record<string, string>, opts: { timeoutMs
   child.stderr?.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  // Wait for this process's own "listening" line, so a stranger on the same port is never mistaken for it.
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`paygate exited early (${child.exitCode}):\n${out}`);
-    try {
-      const res = await fetch(`${baseUrl}/readyz`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`paygate exited early (${child.exitCode}):\n${out}`);
+    if (out.includes(`Paygate listening on http://127.0.0.1:${port}`)) {
+      try {
+        const res = await fetch(`${baseUrl}/readyz`);
+        if (res.ok) break;
+      } catch {
+        // not answering yet
+      }
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`paygate did not become ready:\n${out}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
   return {
     child,
