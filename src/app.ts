@@ -111,6 +111,10 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   app.addSchema(ValidationErrorSchema);
 
   await app.register(swagger, {
+    // Components keep their $id as their name (ErrorEnvelope, ValidationError) instead of def-N.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
     openapi: {
       openapi: '3.0.3',
       info: {

@@ -79,12 +79,46 @@ export const ValidationErrorSchema = Type.Object(
   { $id: 'ValidationError', title: 'Validation error (shape B)' },
 );
 
-/** The error responses every authenticated payment route can give, for the OpenAPI document. */
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'VALIDATION_INVALID_CURRENCY (metadata.supported_currencies) or INSUFFICIENT_BALANCE (metadata.available, metadata.requested)',
+  401: 'AUTH_MISSING (no or malformed Authorization header) or AUTH_INVALID_API_KEY (unknown or revoked key)',
+  403: 'MERCHANT_DISABLED, SANDBOX_ONLY or LIVE_CHANNEL_NOT_CONFIGURED',
+  404: "PAYMENT_NOT_FOUND: unknown payment_id, another merchant's, or one of the other kind",
+  409: 'DUPLICATE_ORDER_NO (merchant_order_no used with another request; metadata.payment_id) or INVALID_STATE (already final)',
+  413: 'PAYLOAD_TOO_LARGE: body over 64 KiB',
+  415: 'UNSUPPORTED_MEDIA_TYPE: body is not application/json',
+  422: 'Request validation failed (shape B): every violation, with pydantic-style type words',
+  429: 'RATE_LIMITED, with Retry-After',
+  500: 'INTERNAL_ERROR',
+  503: 'SERVICE_UNAVAILABLE: storage unreachable, with Retry-After',
+};
+
+const RESPONSE_HEADERS = {
+  'x-request-id': { type: 'string', description: "The caller's x-request-id when it sent a sane one, else a fresh one" },
+};
+
+/** The error responses a route can give, each described, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const s of [401, 403, 413, 415, 429, 500, 503, ...statuses]) {
-    out[s] = s === 422 ? Type.Ref('ValidationError') : Type.Ref('ErrorEnvelope');
+  for (const s of [...new Set([401, 403, 413, 415, 422, 429, 500, 503, ...statuses])].sort()) {
+    const ref = Type.Ref(s === 422 ? 'ValidationError' : 'ErrorEnvelope');
+    const headers =
+      s === 429 || s === 503
+        ? { ...RESPONSE_HEADERS, 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying' } }
+        : RESPONSE_HEADERS;
+    out[s] = Type.Unsafe({ ...ref, description: ERROR_DESCRIPTIONS[s] ?? 'Error', headers });
   }
-  out[422] = Type.Ref('ValidationError');
   return out;
 }
+
+/** Describes a success response: its text and the headers it may carry. */
+export function success<T extends TSchema>(schema: T, description: string, headers: Record<string, string> = {}): T {
+  const described: Record<string, unknown> = { ...RESPONSE_HEADERS };
+  for (const [name, text] of Object.entries(headers)) described[name] = { type: 'string', description: text };
+  return { ...schema, description, headers: described };
+}
+
+/** The headers of a creation response. */
+export const CREATION_HEADERS = {
+  'Idempotent-Replayed': 'true when this is the original response of an earlier request with the same merchant_order_no and body',
+};

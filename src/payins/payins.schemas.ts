@@ -2,6 +2,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { CommonSchemas } from '../http/common.schemas.ts';
 
+const EXAMPLE = {
+  money: { amount: 500, currency: 'INR' },
+  merchant_order_no: 'order-1001',
+  callback_url: 'https://shop.example/paygate/callback',
+  user_details: { phone_number: '+919812345678', user_name: 'Asha Rao', email: 'asha@example.com' },
+};
+
 export function payinSchemas(c: CommonSchemas) {
   const common = {
     money: c.Money,
@@ -17,11 +24,11 @@ export function payinSchemas(c: CommonSchemas) {
     ),
     user_details: Type.Optional(c.UserDetails),
   };
-  const Onsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(32) }, { title: 'OnsitePayinRequest' });
-  const Offsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(36) }, { title: 'OffsitePayinRequest' });
+  const Onsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(32) }, { title: 'OnsitePayinRequest', examples: [EXAMPLE] });
+  const Offsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(36) }, { title: 'OffsitePayinRequest', examples: [EXAMPLE] });
   const P2P = Type.Object(
     { ...common, merchant_order_no: c.OrderNo(36), redirect_url: Type.Optional(c.Url) },
-    { title: 'P2PPayinRequest' },
+    { title: 'P2PPayinRequest', examples: [{ ...EXAMPLE, redirect_url: 'https://shop.example/orders/1001' }] },
   );
   return { Onsite, Offsite, P2P };
 }
@@ -66,13 +73,19 @@ export const OffsitePayinResponse = Type.Object(
 );
 export type OffsitePayinResponse = Static<typeof OffsitePayinResponse>;
 
-export const StatusResponse = Type.Object(
-  {
-    status: Type.String({ description: 'PENDING, PROCESSING (payouts), SUCCESS or FAILED' }),
-    money: Type.Object({ amount: Type.Number(), currency: Type.String() }),
-    channel_txn_id: Type.String(),
-    utr: Type.String(),
-  },
-  { title: 'StatusResponse' },
-);
-export type StatusResponse = Static<typeof StatusResponse>;
+function statusResponse<S extends string>(statuses: readonly S[], title: string) {
+  return Type.Object(
+    {
+      status: Type.Unsafe<S>({ type: 'string', enum: [...statuses], description: statuses.join(', ') }),
+      money: Type.Object({ amount: Type.Number(), currency: Type.String() }),
+      channel_txn_id: Type.String({ description: "The channel's reference; \"\" until known" }),
+      utr: Type.String({ description: '12-digit bank reference; "" until the transaction succeeds' }),
+    },
+    { title },
+  );
+}
+
+export const PayinStatusResponse = statusResponse(['PENDING', 'SUCCESS', 'FAILED'], 'PayinStatusResponse');
+export const PayoutStatusResponse = statusResponse(['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'], 'PayoutStatusResponse');
+export type StatusResponse = Static<typeof PayoutStatusResponse>;
+export type PayinStatusView = Static<typeof PayinStatusResponse>;

@@ -13,7 +13,7 @@ import { toPaise, toRupees } from '../money.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
 import { findByOrderNo, findStatus, insertTransaction } from '../transactions/transactions.repository.ts';
-import type { OffsitePayinResponse, PagePayinResponse, PayinRequest, StatusResponse } from './payins.schemas.ts';
+import type { OffsitePayinResponse, PagePayinResponse, PayinRequest, PayinStatusView, StatusResponse } from './payins.schemas.ts';
 import { deepLinks, qrDataUrl, upiIntent } from './upi.ts';
 
 export type PayinFlow = Exclude<Flow, 'payout'>;
@@ -32,7 +32,7 @@ export function checkCurrency(config: Config, currency: string | null | undefine
 }
 
 export function toStatusResponse(v: { status: string; amount: number; currency: string; channel_txn_id: string; utr: string }): StatusResponse {
-  return { status: v.status, money: { amount: toRupees(v.amount), currency: v.currency }, channel_txn_id: v.channel_txn_id, utr: v.utr };
+  return { status: v.status as StatusResponse['status'], money: { amount: toRupees(v.amount), currency: v.currency }, channel_txn_id: v.channel_txn_id, utr: v.utr };
 }
 
 const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
@@ -138,10 +138,11 @@ export class PayinService {
     return replayOrConflict(this.db, principal, 'payin', req.merchant_order_no, hash);
   }
 
-  async status(principal: Principal, paymentId: string): Promise<StatusResponse> {
+  async status(principal: Principal, paymentId: string): Promise<PayinStatusView> {
     const row = await findStatus(this.db, principal.merchantId, 'payin', paymentId);
     if (!row) throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
-    return toStatusResponse(row);
+    // A pay-in is never PROCESSING; only payouts pass through that status.
+    return toStatusResponse(row) as PayinStatusView;
   }
 }
 

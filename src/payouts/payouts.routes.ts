@@ -1,10 +1,11 @@
 /** HTTP for payouts: endpoints 4 and 6 of the seed. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { errorResponses, PaymentIdBody, type CommonSchemas } from '../http/common.schemas.ts';
+import { CREATION_HEADERS, errorResponses, PaymentIdBody, success, type CommonSchemas } from '../http/common.schemas.ts';
+import { CALLBACKS } from '../callbacks/callbacks.openapi.ts';
 import { principalOf } from '../http/auth.ts';
 import { sendCreated } from '../http/reply.ts';
-import { StatusResponse } from '../payins/payins.schemas.ts';
+import { PayoutStatusResponse } from '../payins/payins.schemas.ts';
 import type { PayoutService } from './payouts.service.ts';
 import { payoutSchemas, PayoutResponse } from './payouts.schemas.ts';
 
@@ -27,7 +28,8 @@ export const payoutRoutes: FastifyPluginAsync<PayoutRoutesOptions> = async (fast
         summary: 'Create a payout to a bank account, held against the available balance',
         security,
         body: s.Payout,
-        response: { 200: PayoutResponse, ...errorResponses(400, 409) },
+        response: { 200: success(PayoutResponse, 'Accepted and held (or replayed); status PENDING', CREATION_HEADERS), ...errorResponses(400, 409) },
+        callbacks: CALLBACKS,
       },
     },
     async (req, reply) => sendCreated(reply, await payouts.create(principalOf(req), req.body)),
@@ -41,7 +43,7 @@ export const payoutRoutes: FastifyPluginAsync<PayoutRoutesOptions> = async (fast
         summary: 'Status of a payout',
         security,
         body: PaymentIdBody,
-        response: { 200: StatusResponse, ...errorResponses(404) },
+        response: { 200: success(PayoutStatusResponse, 'The payout as Paygate has it now'), ...errorResponses(404) },
       },
     },
     async (req) => payouts.status(principalOf(req), req.body.payment_id),

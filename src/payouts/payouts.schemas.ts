@@ -19,7 +19,17 @@ export function payoutSchemas(c: CommonSchemas) {
       callback_url: Type.Optional(c.Url),
       user_details: Type.Optional(c.UserDetails),
     },
-    { title: 'PayoutRequest' },
+    {
+      title: 'PayoutRequest',
+      examples: [
+        {
+          money: { amount: 200, currency: 'INR' },
+          merchant_order_no: 'payout-1001',
+          receiver: { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+          callback_url: 'https://shop.example/paygate/callback',
+        },
+      ],
+    },
   );
   return { Payout };
 }
