@@ -28,7 +28,7 @@ export interface Gateway {
 export interface Reply {
   status: number;
   headers: Record<string, string | string[] | number | undefined>;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
   text: string;
 }
 
