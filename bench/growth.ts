@@ -40,7 +40,8 @@ async function measure(
     runs.push(await drive({ ...base, durationS: opts.durationS, requests: requests(), label }, progress));
   }
   const r = medianResult(runs);
-  progress.line(`${label}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.cpuUsPerReq?.toFixed(0) ?? '?'} µs CPU/request`);
+  const other = r.non2xx || r.errors ? ` (answers: ${JSON.stringify(r.statusCodes)}, ${r.errors} errors or timeouts)` : '';
+  progress.line(`${label}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.cpuUsPerReq?.toFixed(0) ?? '?'} µs CPU/request${other}`);
   return r;
 }
 
@@ -69,6 +70,8 @@ export async function runGrowth(opts: BenchOptions, progress: Progress): Promise
   try {
     progress.line(`[${kind}] growth: setting up with ${FIRST_ROWS.toLocaleString('en')} pay-ins`);
     const merchant = createFundedMerchant(db.url);
+    // Made before the gateway starts: on SQLite a second writer would wait on a busy gateway.
+    const keys = [merchant.apiKey, ...(await extraMerchants(db.url, 99))];
     await fillPayins(db.url, merchant.merchantId, 1, FIRST_ROWS);
     const engine = await engineVersion(db.url);
     gateway = await startGateway(db.url, GATEWAY_ENV, profileFlags(opts));
@@ -105,8 +108,6 @@ export async function runGrowth(opts: BenchOptions, progress: Progress): Promise
       wallets: 1,
       result: await measure(gateway, () => freshPosts('/payments/payout', [key], () => payoutBody('g1')), opts, progress, `[${kind}] payouts on 1 wallet`),
     });
-    progress.line(`[${kind}] growth: creating 99 more funded merchants`);
-    const keys = [key, ...(await extraMerchants(db.url, 99))];
     payouts.push({
       wallets: keys.length,
       result: await measure(

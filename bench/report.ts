@@ -118,7 +118,7 @@ export function formatGrowth(g: GrowthReport): string {
   }
   for (const p of g.payouts) {
     lines.push(
-      `  payout create, ${p.wallets} wallet${p.wallets === 1 ? '' : 's'}: ${num(p.result.rps)} req/s, p50 ${num(p.result.p50Ms, 1)} ms, p99 ${num(p.result.p99Ms, 1)} ms, ${num(p.result.cpuUsPerReq)} µs CPU/request${p.result.non2xx ? ` (${p.result.non2xx} non-2xx)` : ''}`,
+      `  payout create, ${p.wallets} wallet${p.wallets === 1 ? '' : 's'}: ${num(p.result.rps)} req/s, p50 ${num(p.result.p50Ms, 1)} ms, p99 ${num(p.result.p99Ms, 1)} ms, ${num(p.result.cpuUsPerReq)} µs CPU/request${p.result.non2xx || p.result.errors ? ` (${p.result.non2xx} non-2xx, ${p.result.errors} errors or timeouts)` : ''}`,
     );
   }
   lines.push(`  gateway peak RSS: ${num(g.peakRssMb)} MB`);
