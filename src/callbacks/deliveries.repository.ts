@@ -33,8 +33,9 @@ export async function claimDueDeliveries(
   return db
     .updateTable('callback_deliveries')
     .set({ lease_until: now + leaseMs })
+    // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
+    // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every pending row.
     .where('id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
-    .where('status', '=', 'pending')
     .returningAll()
     .execute();
 }

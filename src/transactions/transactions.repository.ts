@@ -128,8 +128,9 @@ export async function claimDue(
   return db
     .updateTable('transactions')
     .set({ lease_until: now + leaseMs })
+    // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
+    // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every open transaction.
     .where('payment_id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
-    .where('status', 'in', ['PENDING', 'PROCESSING'])
     .returningAll()
     .execute();
 }
