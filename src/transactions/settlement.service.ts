@@ -43,21 +43,6 @@ export class SettlementService implements SettlementSink {
       const at = this.now();
       const txn = await markFinal(tx, paymentId, outcome, at);
       if (!txn) return null;
-      if (txn.kind === 'payin') {
-        if (outcome.status === 'SUCCESS') {
-          await creditPayin(
-            tx,
-            { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, feeBps: this.options.payinFeeBps },
-            at,
-          );
-        }
-      } else {
-        await settlePayout(
-          tx,
-          { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, success: outcome.status === 'SUCCESS' },
-          at,
-        );
-      }
       await insertEvent(tx, paymentId, outcome.status, source, at);
       let deliveryId: string | null = null;
       if (txn.callback_url) {
@@ -77,6 +62,22 @@ export class SettlementService implements SettlementSink {
             }),
             maxAttempts: this.options.callbackMaxAttempts,
           },
+          at,
+        );
+      }
+      // Money last: the wallet row's lock is then held only until the commit.
+      if (txn.kind === 'payin') {
+        if (outcome.status === 'SUCCESS') {
+          await creditPayin(
+            tx,
+            { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, feeBps: this.options.payinFeeBps },
+            at,
+          );
+        }
+      } else {
+        await settlePayout(
+          tx,
+          { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, success: outcome.status === 'SUCCESS' },
           at,
         );
       }

@@ -5,7 +5,8 @@
  * change in the same database transaction as their entries.
  *
  * The movement functions take the caller's transaction: they are always one part of a larger
- * change (a payout record, a final status).
+ * change (a payout record, a final status). Each writes its journal first and touches the wallet
+ * row last, so that on PostgreSQL a busy wallet's row lock is held as briefly as possible.
  */
 import type { Kysely } from 'kysely';
 import type { Tables } from '../db/schema.ts';
@@ -75,7 +76,6 @@ export async function creditPayin(
 ): Promise<void> {
   const fee = feeFor(p.amount, p.feeBps);
   const net = p.amount - fee;
-  if (net > 0) await addAvailable(db, p.merchantId, p.currency, net, at);
   const lines = [
     { account: 'available', amount: net },
     { account: EXTERNAL.payins, amount: -p.amount },
@@ -86,15 +86,18 @@ export async function creditPayin(
     { journalId: prefixedId('jnl'), kind: 'payin', merchantId: p.merchantId, currency: p.currency, paymentId: p.paymentId, lines },
     at,
   );
+  if (net > 0) await addAvailable(db, p.merchantId, p.currency, net, at);
 }
 
-/** Holds a payout's amount. False, and nothing written, when the available balance does not cover it. */
+/**
+ * Holds a payout's amount. Returns false when the available balance does not cover it; the caller
+ * must then roll its transaction back (the journal is already written).
+ */
 export async function holdForPayout(
   db: Db,
   p: { merchantId: string; currency: string; amount: number; paymentId: string },
   at: number,
 ): Promise<boolean> {
-  if (!(await moveToHeld(db, p.merchantId, p.currency, p.amount, at))) return false;
   await insertJournal(
     db,
     {
@@ -110,7 +113,8 @@ export async function holdForPayout(
     },
     at,
   );
-  return true;
+  // The wallet row last: on PostgreSQL its lock is then held only until the commit that follows.
+  return moveToHeld(db, p.merchantId, p.currency, p.amount, at);
 }
 
 /** A payout's final status: SUCCESS pays the held amount out, FAILED returns it to available. */
@@ -119,7 +123,6 @@ export async function settlePayout(
   p: { merchantId: string; currency: string; amount: number; paymentId: string; success: boolean },
   at: number,
 ): Promise<void> {
-  await releaseHeld(db, p.merchantId, p.currency, p.amount, !p.success, at);
   await insertJournal(
     db,
     {
@@ -135,6 +138,7 @@ export async function settlePayout(
     },
     at,
   );
+  await releaseHeld(db, p.merchantId, p.currency, p.amount, !p.success, at);
 }
 
 export class WalletService {
