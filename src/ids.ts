@@ -1,5 +1,5 @@
 /** Random identifiers and secrets. All come from the operating system's CSPRNG. */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { hash, randomBytes, randomInt } from 'node:crypto';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -26,7 +26,8 @@ export function newUtr(): string {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  // The one-shot form: no Hash object per call (it runs on every request's key and idempotency hash).
+  return hash('sha256', text, 'hex');
 }
 
 /** A short random id with a readable prefix, for rows that the API never names. */

@@ -4,7 +4,6 @@
  * does not pay a database round-trip for its key, while a rotated or disabled key stops working
  * within `KEY_CACHE_MS`.
  */
-import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
@@ -203,8 +202,7 @@ export class MerchantService {
 
   /** The owner of an API key, or null for an unknown or revoked key. */
   async authenticate(apiKey: string): Promise<Principal | null> {
-    // The one-shot hash (the same hex as sha256Hex) skips building a Hash object on every request.
-    const keyHash = hash('sha256', apiKey, 'hex');
+    const keyHash = sha256Hex(apiKey);
     const at = this.now();
     const cached = this.keyCache.get(keyHash);
     if (cached && cached.until > at) return cached.principal;
