@@ -190,11 +190,23 @@ async function run(argv: string[], out: Out): Promise<number> {
       if (status !== undefined && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
         throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
       }
-      const deliveries = await withDatabase(config, (d) => buildServices(config, d).callbacks.list({ status: status as DeliveryStatus | undefined }));
+      // Each delivery with its attempt log: time, HTTP status or error kind, latency, start of the answer.
+      const deliveries = await withDatabase(config, async (d) => {
+        const callbacks = buildServices(config, d).callbacks;
+        const list = await callbacks.list({ status: status as DeliveryStatus | undefined });
+        return Promise.all(list.map(async (c) => ({ ...c, attempt_log: await callbacks.attempts(c.delivery_id) })));
+      });
       out(
         { deliveries },
         deliveries
-          .map((c) => `${c.delivery_id}  ${c.payment_id}  ${c.status.padEnd(9)}  ${c.attempts}/${c.max_attempts}  ${c.last_error ?? ''}  ${c.url}`)
+          .map((c) =>
+            [
+              `${c.delivery_id}  ${c.payment_id}  ${c.status.padEnd(9)}  ${c.attempts}/${c.max_attempts}  ${c.url}`,
+              ...c.attempt_log.map(
+                (a) => `    #${a.attempt}  ${a.started_at}  ${a.http_status ?? a.error ?? ''}  ${a.latency_ms} ms`,
+              ),
+            ].join('\n'),
+          )
           .join('\n') || 'no callback deliveries',
       );
       return 0;

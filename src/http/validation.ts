@@ -13,8 +13,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 function parseUrl(value: string): URL | null {
   try {
-    const url = new URL(value);
-    return url.hostname ? url : null;
+    return new URL(value);
   } catch {
     return null;
   }
@@ -33,7 +32,11 @@ export function addKeywords(ajv: Ajv): Ajv {
     keyword: 'urlParses',
     type: 'string',
     schemaType: 'boolean',
-    validate: (_: boolean, data: string) => parseUrl(data) !== null,
+    // A web URL needs a host; another scheme (javascript:, ftp:) is the scheme keyword's to report.
+    validate: (_: boolean, data: string) => {
+      const url = parseUrl(data);
+      return url !== null && (!/^https?:$/.test(url.protocol) || url.hostname !== '');
+    },
     errors: false,
   });
   ajv.addKeyword({
