@@ -22,7 +22,8 @@ const INSERT_COLUMNS = `payment_id, merchant_id, kind, flow, merchant_order_no, 
   channel_txn_id, channel, user_name, user_phone, user_email, callback_url, redirect_url, receiver_name,
   receiver_account_no, receiver_ifsc, request_hash, response_json, expires_at, next_action_at, lease_until,
   created_at, updated_at, finalized_at`;
-const SELECT_SQL = 'select status, amount, currency, channel_txn_id, utr from transactions where payment_id = ';
+const SELECT_SQL =
+  'select status, amount, currency, channel_txn_id, utr from transactions where payment_id = ';
 
 interface Store {
   insert(values: unknown[]): Promise<void>;
@@ -36,7 +37,9 @@ function sqliteStore(file: string): Store {
   db.pragma('busy_timeout = 5000');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  const insert = db.prepare(`insert into transactions (${INSERT_COLUMNS}) values (${Array(27).fill('?').join(', ')})`);
+  const insert = db.prepare(
+    `insert into transactions (${INSERT_COLUMNS}) values (${Array(27).fill('?').join(', ')})`,
+  );
   const select = db.prepare(`${SELECT_SQL}?`);
   return {
     async insert(values) {
@@ -73,9 +76,33 @@ app.post('/insert', async (req) => {
   const at = Date.now();
   const response = `{"success":true,"payment_id":"${paymentId}","amount":500,"currency":"INR","message":"Payment created"}`;
   await store.insert([
-    paymentId, merchantId, 'payin', 'onsite', String(body.merchant_order_no), Math.round((body.money?.amount ?? 1) * 100), 'INR',
-    'PENDING', '', '', 'sandbox', null, null, null, null, null, null, null, null, paymentId + paymentId, response,
-    at + 900_000, at + 900_000, null, at, at, null,
+    paymentId,
+    merchantId,
+    'payin',
+    'onsite',
+    String(body.merchant_order_no),
+    Math.round((body.money?.amount ?? 1) * 100),
+    'INR',
+    'PENDING',
+    '',
+    '',
+    'sandbox',
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    paymentId + paymentId,
+    response,
+    at + 900_000,
+    at + 900_000,
+    null,
+    at,
+    at,
+    null,
   ]);
   return { success: true, payment_id: paymentId };
 });

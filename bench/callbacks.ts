@@ -59,7 +59,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Settles the pay-ins `prefix` 1…n (or until `durationS` runs out) through the sandbox endpoint. */
-function completions(apiKey: string, prefix: string, first = 1): { requests: RequestSpec[]; taken: () => number } {
+function completions(
+  apiKey: string,
+  prefix: string,
+  first = 1,
+): { requests: RequestSpec[]; taken: () => number } {
   let next = first;
   return {
     requests: [
@@ -78,7 +82,12 @@ function completions(apiKey: string, prefix: string, first = 1): { requests: Req
 }
 
 /** Waits until `expected` callbacks of `prefix` have arrived, or nothing new came for `quietMs`. */
-async function awaitReceipts(receiver: Server, prefix: string, expected: number, quietMs = 15_000): Promise<Map<string, number>> {
+async function awaitReceipts(
+  receiver: Server,
+  prefix: string,
+  expected: number,
+  quietMs = 15_000,
+): Promise<Map<string, number>> {
   let lastCount = -1;
   let lastChange = Date.now();
   for (;;) {
@@ -106,7 +115,13 @@ async function finalizedAt(databaseUrl: string, prefix: string): Promise<Map<str
 }
 
 /** Latency and rate of one phase from its receipts and the final-status times in the database. */
-async function phaseResult(gw: GatewayHandle, prefix: string, receipts: Map<string, number>, finalsPerS: number, from?: number): Promise<PhaseResult> {
+async function phaseResult(
+  gw: GatewayHandle,
+  prefix: string,
+  receipts: Map<string, number>,
+  finalsPerS: number,
+  from?: number,
+): Promise<PhaseResult> {
   const finals = await finalizedAt(gw.databaseUrl, prefix);
   const latencies: number[] = [];
   let firstFinal = Infinity;
@@ -131,10 +146,16 @@ async function phaseResult(gw: GatewayHandle, prefix: string, receipts: Map<stri
   };
 }
 
-export async function measureCallbacks(gw: GatewayHandle, opts: BenchOptions, progress: Progress, kind: string): Promise<CallbackResult> {
+export async function measureCallbacks(
+  gw: GatewayHandle,
+  opts: BenchOptions,
+  progress: Progress,
+  kind: string,
+): Promise<CallbackResult> {
   const receiver = await startReceiver();
   const callbackUrl = `${receiver.baseUrl}/cb`;
-  const fill = (prefix: string, n: number) => fillPayins(gw.databaseUrl, gw.merchantId, 1, n, { prefix, allPending: true, callbackUrl });
+  const fill = (prefix: string, n: number) =>
+    fillPayins(gw.databaseUrl, gw.merchantId, 1, n, { prefix, allPending: true, callbackUrl });
   const settle = async (
     prefix: string,
     n: number,
@@ -167,7 +188,8 @@ export async function measureCallbacks(gw: GatewayHandle, opts: BenchOptions, pr
       headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.apiKey}` },
       body: JSON.stringify({ payment_id: filledPaymentId(1, 'cbpr'), status: 'SUCCESS' }),
     });
-    if (!answer.ok) throw new Error(`settling a sandbox pay-in failed: ${answer.status} ${await answer.text()}`);
+    if (!answer.ok)
+      throw new Error(`settling a sandbox pay-in failed: ${answer.status} ${await answer.text()}`);
     const probe = await awaitReceipts(receiver, 'cbpr', 1, 20_000);
     if (probe.size === 0) {
       const conn = await connect(gw.databaseUrl);
@@ -199,27 +221,44 @@ export async function measureCallbacks(gw: GatewayHandle, opts: BenchOptions, pr
     await awaitReceipts(receiver, 'cbwu', warmN);
 
     const burstRun = await settle('cbbu', burstN, `[${kind}] callbacks burst`, { durationS: opts.durationS });
-    const burst = await phaseResult(gw, 'cbbu', await awaitReceipts(receiver, 'cbbu', burstRun.ok), burstRun.rps);
-    progress.line(`[${kind}] callbacks burst: ${burst.finalsPerS.toFixed(0)} final statuses/s, ${burst.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${burst.p99Ms} ms`);
+    const burst = await phaseResult(
+      gw,
+      'cbbu',
+      await awaitReceipts(receiver, 'cbbu', burstRun.ok),
+      burstRun.rps,
+    );
+    progress.line(
+      `[${kind}] callbacks burst: ${burst.finalsPerS.toFixed(0)} final statuses/s, ${burst.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${burst.p99Ms} ms`,
+    );
 
     // Drain: hold the answers, pile up final statuses, then let go and time the backlog.
     await fetch(`${receiver.baseUrl}/__hold`, { method: 'POST' });
     const drainRun = await settle('cbdr', drainN, `[${kind}] callbacks drain (building backlog)`);
-    const released = (await (await fetch(`${receiver.baseUrl}/__release`, { method: 'POST' })).json()) as { at: number };
+    const released = (await (await fetch(`${receiver.baseUrl}/__release`, { method: 'POST' })).json()) as {
+      at: number;
+    };
     const drainReceipts = await awaitReceipts(receiver, 'cbdr', drainRun.ok);
     const drainPhase = await phaseResult(gw, 'cbdr', drainReceipts, drainRun.rps, released.at);
     const backlog = [...drainReceipts.values()].filter((t) => t >= released.at).length;
     const drain = { ...drainPhase, backlog };
-    progress.line(`[${kind}] callbacks drain: backlog of ${backlog} worked off at ${drain.deliveriesPerS.toFixed(0)} deliveries/s`);
+    progress.line(
+      `[${kind}] callbacks drain: backlog of ${backlog} worked off at ${drain.deliveriesPerS.toFixed(0)} deliveries/s`,
+    );
 
-    const rate = Math.max(50, Math.floor(Math.min(burst.finalsPerS, drain.deliveriesPerS || burst.finalsPerS) / 2 / 50) * 50);
+    const rate = Math.max(
+      50,
+      Math.floor(Math.min(burst.finalsPerS, drain.deliveriesPerS || burst.finalsPerS) / 2 / 50) * 50,
+    );
     // Few connections, so the rate arrives evenly rather than as one burst per connection cycle.
     const pacedRun = await settle('cbpa', rate * opts.durationS, `[${kind}] callbacks paced at ${rate}/s`, {
       durationS: opts.durationS,
       overallRate: rate,
       connections: Math.min(opts.connections, 4),
     });
-    const paced = { ...(await phaseResult(gw, 'cbpa', await awaitReceipts(receiver, 'cbpa', pacedRun.ok), pacedRun.rps)), ratePerS: rate };
+    const paced = {
+      ...(await phaseResult(gw, 'cbpa', await awaitReceipts(receiver, 'cbpa', pacedRun.ok), pacedRun.rps)),
+      ratePerS: rate,
+    };
     progress.line(`[${kind}] callbacks paced at ${rate}/s: p50 ${paced.p50Ms} ms, p99 ${paced.p99Ms} ms`);
 
     const { duplicates, samples } = await receiptsOf(receiver);

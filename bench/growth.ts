@@ -34,14 +34,22 @@ async function measure(
   label: string,
 ): Promise<LoadResult> {
   const base = { baseUrl: server.baseUrl, pid: server.pid, connections: opts.connections };
-  await drive({ ...base, durationS: warmupSeconds(opts.durationS), requests: requests(), label: `${label} warm-up` }, progress);
+  await drive(
+    { ...base, durationS: warmupSeconds(opts.durationS), requests: requests(), label: `${label} warm-up` },
+    progress,
+  );
   const runs: LoadResult[] = [];
   for (let i = 1; i <= opts.runs; i++) {
     runs.push(await drive({ ...base, durationS: opts.durationS, requests: requests(), label }, progress));
   }
   const r = medianResult(runs);
-  const other = r.non2xx || r.errors ? ` (answers: ${JSON.stringify(r.statusCodes)}, ${r.errors} errors or timeouts)` : '';
-  progress.line(`${label}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.cpuUsPerReq?.toFixed(0) ?? '?'} µs CPU/request${other}`);
+  const other =
+    r.non2xx || r.errors
+      ? ` (answers: ${JSON.stringify(r.statusCodes)}, ${r.errors} errors or timeouts)`
+      : '';
+  progress.line(
+    `${label}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.cpuUsPerReq?.toFixed(0) ?? '?'} µs CPU/request${other}`,
+  );
   return r;
 }
 
@@ -81,16 +89,27 @@ export async function runGrowth(opts: BenchOptions, progress: Progress): Promise
 
     status.push({
       rows: FIRST_ROWS,
-      result: await measure(gateway, () => statusPosts('/payments/payin_status', key, FIRST_ROWS), opts, progress, `[${kind}] payin_status at 10k rows`),
+      result: await measure(
+        gateway,
+        () => statusPosts('/payments/payin_status', key, FIRST_ROWS),
+        opts,
+        progress,
+        `[${kind}] payin_status at 10k rows`,
+      ),
     });
 
     const total = Math.max(opts.growthRows, FIRST_ROWS);
     const t0 = Date.now();
     await fillPayins(db.url, merchant.merchantId, FIRST_ROWS + 1, total, {
-      progress: (done) => progress.update(`[${kind}] growth: loaded ${(FIRST_ROWS + done).toLocaleString('en')} of ${total.toLocaleString('en')} rows`),
+      progress: (done) =>
+        progress.update(
+          `[${kind}] growth: loaded ${(FIRST_ROWS + done).toLocaleString('en')} of ${total.toLocaleString('en')} rows`,
+        ),
     });
     const loadSeconds = (Date.now() - t0) / 1000;
-    progress.line(`[${kind}] growth: loaded ${total.toLocaleString('en')} rows in ${loadSeconds.toFixed(1)} s`);
+    progress.line(
+      `[${kind}] growth: loaded ${total.toLocaleString('en')} rows in ${loadSeconds.toFixed(1)} s`,
+    );
 
     status.push({
       rows: total,
@@ -106,7 +125,13 @@ export async function runGrowth(opts: BenchOptions, progress: Progress): Promise
     const payouts: GrowthReport['payouts'] = [];
     payouts.push({
       wallets: 1,
-      result: await measure(gateway, () => freshPosts('/payments/payout', [key], () => payoutBody('g1')), opts, progress, `[${kind}] payouts on 1 wallet`),
+      result: await measure(
+        gateway,
+        () => freshPosts('/payments/payout', [key], () => payoutBody('g1')),
+        opts,
+        progress,
+        `[${kind}] payouts on 1 wallet`,
+      ),
     });
     payouts.push({
       wallets: keys.length,

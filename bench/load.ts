@@ -97,7 +97,8 @@ export async function drive(spec: LoadSpec, progress: Progress): Promise<LoadRes
     errors: r.errors,
     durationS: r.duration,
     statusCodes,
-    cpuUsPerReq: cpuBefore !== null && cpuAfter !== null && ok > 0 ? ((cpuAfter - cpuBefore) / ok) * 1e6 : null,
+    cpuUsPerReq:
+      cpuBefore !== null && cpuAfter !== null && ok > 0 ? ((cpuAfter - cpuBefore) / ok) * 1e6 : null,
   };
 }
 
@@ -113,7 +114,8 @@ export function median(values: number[]): number {
 export function medianResult(runs: LoadResult[]): LoadResult {
   const sum = (f: (r: LoadResult) => number) => runs.reduce((a, r) => a + f(r), 0);
   const statusCodes: Record<string, number> = {};
-  for (const r of runs) for (const [k, v] of Object.entries(r.statusCodes)) statusCodes[k] = (statusCodes[k] ?? 0) + v;
+  for (const r of runs)
+    for (const [k, v] of Object.entries(r.statusCodes)) statusCodes[k] = (statusCodes[k] ?? 0) + v;
   return {
     rps: median(runs.map((r) => r.rps)),
     p50Ms: median(runs.map((r) => r.p50Ms)),

@@ -53,7 +53,8 @@ minutes on a 2-core machine; run it with --only growth.`;
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive whole number, got "${raw}"`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new Error(`--${name} must be a positive whole number, got "${raw}"`);
   return n;
 }
 
@@ -80,7 +81,10 @@ export function parseOptions(argv: string[]): BenchOptions | null {
   }
   let scenarios: ScenarioName[] = [...DEFAULT_SCENARIOS];
   if (values.only !== undefined) {
-    const names = values.only.split(',').map((s) => s.trim()).filter(Boolean);
+    const names = values.only
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const name of names) {
       if (!(ALL_SCENARIOS as readonly string[]).includes(name)) {
         throw new Error(`--only: unknown scenario "${name}"; choose from ${ALL_SCENARIOS.join(', ')}`);

@@ -28,7 +28,8 @@ export function paygateCli(args: string[], env: Record<string, string>): Record<
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
   });
-  if (r.status !== 0) throw new Error(`paygate ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`paygate ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
 
@@ -39,7 +40,12 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-async function startProcess(label: string, args: string[], env: Record<string, string>, port: number): Promise<Server> {
+async function startProcess(
+  label: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+): Promise<Server> {
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -86,25 +92,43 @@ async function startProcess(label: string, args: string[], env: Record<string, s
  * The gateway as a real child process. `nodeFlags` go before the script (e.g. --cpu-prof).
  * Settings: no rate limit, warn-level logs, and whatever the scenario adds.
  */
-export async function startGateway(databaseUrl: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Server> {
+export async function startGateway(
+  databaseUrl: string,
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<Server> {
   const port = await freePort();
-  return startProcess('paygate serve', [...nodeFlags, BIN, 'serve'], {
-    RATE_LIMIT_PER_MINUTE: '0',
-    LOG_LEVEL: 'warn',
-    ...env,
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-  }, port);
+  return startProcess(
+    'paygate serve',
+    [...nodeFlags, BIN, 'serve'],
+    {
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
+    port,
+  );
 }
 
-export async function startBaseline(databaseUrl: string, merchantId: string, nodeFlags: string[] = []): Promise<Server> {
+export async function startBaseline(
+  databaseUrl: string,
+  merchantId: string,
+  nodeFlags: string[] = [],
+): Promise<Server> {
   const port = await freePort();
-  return startProcess('baseline', [...nodeFlags, '--import', 'tsx', path.join(ROOT, 'bench/baseline.ts')], {
-    BASELINE_DATABASE_URL: databaseUrl,
-    BASELINE_PORT: String(port),
-    BASELINE_MERCHANT_ID: merchantId,
-  }, port);
+  return startProcess(
+    'baseline',
+    [...nodeFlags, '--import', 'tsx', path.join(ROOT, 'bench/baseline.ts')],
+    {
+      BASELINE_DATABASE_URL: databaseUrl,
+      BASELINE_PORT: String(port),
+      BASELINE_MERCHANT_ID: merchantId,
+    },
+    port,
+  );
 }
 
 /** kB figures from /proc/PID/status; null where /proc is not there (not Linux). */
@@ -151,7 +175,11 @@ export function sampleRss(pid: number): RssSampler {
       tick();
       clearInterval(timer);
       const hwm = procStatus(pid)?.hwmKb ?? overallMax;
-      return { peakMb: Math.max(hwm, overallMax) / 1024, sampledPeakMb: overallMax / 1024, lastMb: last / 1024 };
+      return {
+        peakMb: Math.max(hwm, overallMax) / 1024,
+        sampledPeakMb: overallMax / 1024,
+        lastMb: last / 1024,
+      };
     },
   };
 }
@@ -159,5 +187,10 @@ export function sampleRss(pid: number): RssSampler {
 /** The callbacks scenario's merchant server (bench/receiver.ts) in a process of its own. */
 export async function startReceiver(): Promise<Server> {
   const port = await freePort();
-  return startProcess('receiver', ['--import', 'tsx', path.join(ROOT, 'bench/receiver.ts')], { RECEIVER_PORT: String(port) }, port);
+  return startProcess(
+    'receiver',
+    ['--import', 'tsx', path.join(ROOT, 'bench/receiver.ts')],
+    { RECEIVER_PORT: String(port) },
+    port,
+  );
 }

@@ -62,7 +62,8 @@ export function summarise(profile: CpuProfile, top: number): string {
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const inclusive = new Map<string, number>();
   for (const [id, us] of self) {
-    if (bucketOf(byId.get(id)?.callFrame.url ?? '', byId.get(id)?.callFrame.functionName ?? '') === '(idle)') continue;
+    if (bucketOf(byId.get(id)?.callFrame.url ?? '', byId.get(id)?.callFrame.functionName ?? '') === '(idle)')
+      continue;
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const f = byId.get(cur)!.callFrame;
@@ -98,6 +99,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2);
   }
   for (const file of positionals) {
-    console.log(`${file}\n${summarise(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile, Number(values.top ?? 25))}\n`);
+    console.log(
+      `${file}\n${summarise(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile, Number(values.top ?? 25))}\n`,
+    );
   }
 }

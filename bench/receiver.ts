@@ -52,7 +52,11 @@ const server = http.createServer((req, res) => {
     if (receipts.has(paymentId)) duplicates++;
     else receipts.set(paymentId, at);
     if (samples.length < 5) {
-      samples.push({ body, token: String(req.headers['x-verification-token'] ?? ''), attempt: String(req.headers['x-callback-attempt'] ?? '') });
+      samples.push({
+        body,
+        token: String(req.headers['x-verification-token'] ?? ''),
+        attempt: String(req.headers['x-callback-attempt'] ?? ''),
+      });
     }
     if (holding) held.push(res);
     else answer(res, 200, '{"ok":true}');

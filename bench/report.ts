@@ -32,7 +32,10 @@ export function describeMachine(): Machine {
   let commit = 'unknown';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
     if (dirty) commit += ' (with uncommitted changes in src/)';
   } catch {
     // not a git checkout
@@ -51,7 +54,9 @@ export function describeMachine(): Machine {
 }
 
 const num = (n: number | null | undefined, digits = 0) =>
-  n === null || n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  n === null || n === undefined || Number.isNaN(n)
+    ? '–'
+    : n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 function pad(cells: string[], widths: number[], rightFrom: number): string {
   return cells.map((c, i) => (i >= rightFrom ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
@@ -70,18 +75,33 @@ function callbackLines(c: CallbackResult): string[] {
       `  burst:  ${num(burst.finals)} final statuses at ${num(burst.finalsPerS)}/s → ${num(burst.deliveriesPerS)} deliveries/s, latency p50 ${num(burst.p50Ms)} ms, p99 ${num(burst.p99Ms)} ms`,
     );
   }
-  if (drain) lines.push(`  drain:  backlog of ${num(drain.backlog)} delivered at ${num(drain.deliveriesPerS)} deliveries/s once the receiver answered`);
+  if (drain)
+    lines.push(
+      `  drain:  backlog of ${num(drain.backlog)} delivered at ${num(drain.deliveriesPerS)} deliveries/s once the receiver answered`,
+    );
   if (paced) {
     lines.push(
       `  paced:  ${num(paced.ratePerS)} final statuses/s (not backlogged) → latency p50 ${num(paced.p50Ms)} ms, p99 ${num(paced.p99Ms)} ms, max ${num(paced.maxMs)} ms`,
     );
   }
-  lines.push(`  ${c.duplicates ?? 0} duplicate deliveries; ${c.signaturesChecked ?? 0} signatures checked: ${c.signaturesValid ? 'valid' : 'INVALID'}`);
+  lines.push(
+    `  ${c.duplicates ?? 0} duplicate deliveries; ${c.signaturesChecked ?? 0} signatures checked: ${c.signaturesValid ? 'valid' : 'INVALID'}`,
+  );
   return lines;
 }
 
 export function formatDatabase(d: DatabaseReport, opts: BenchOptions): string {
-  const header = ['scenario', 'gateway req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'ratio', 'target', '', 'CPU µs/req gw / base'];
+  const header = [
+    'scenario',
+    'gateway req/s',
+    'p50 ms',
+    'p99 ms',
+    'baseline req/s',
+    'ratio',
+    'target',
+    '',
+    'CPU µs/req gw / base',
+  ];
   const body = d.rows.map((r) => [
     r.title,
     num(r.gateway?.rps),
@@ -98,19 +118,31 @@ export function formatDatabase(d: DatabaseReport, opts: BenchOptions): string {
     `${d.kind}: ${d.engine}; ${opts.connections} connections, ${opts.durationS} s per run, ${opts.runs === 1 ? '1 run' : `median of ${opts.runs} runs`}`,
   ];
   if (body.length) {
-    lines.push(pad(header, widths, 1), pad(widths.map((w) => '-'.repeat(w)), widths, 1), ...body.map((row) => pad(row, widths, 1)));
+    lines.push(
+      pad(header, widths, 1),
+      pad(
+        widths.map((w) => '-'.repeat(w)),
+        widths,
+        1,
+      ),
+      ...body.map((row) => pad(row, widths, 1)),
+    );
   }
   for (const r of d.rows) if (r.note) lines.push(`note (${r.scenario}): ${r.note}`);
   if (d.callbacks) lines.push(...callbackLines(d.callbacks));
   const by = Object.entries(d.rss.byScenarioMb)
     .map(([k, v]) => `${k} ${num(v)}`)
     .join(', ');
-  lines.push(`gateway peak RSS: ${num(d.rss.peakMb)} MB (target ${d.rss.target}) ${verdict(d.rss.met)}${by ? `; highest sample per scenario, MB: ${by}` : ''}`);
+  lines.push(
+    `gateway peak RSS: ${num(d.rss.peakMb)} MB (target ${d.rss.target}) ${verdict(d.rss.met)}${by ? `; highest sample per scenario, MB: ${by}` : ''}`,
+  );
   return lines.join('\n');
 }
 
 export function formatGrowth(g: GrowthReport): string {
-  const lines = [`growth (${g.kind}, ${g.engine}): loaded ${num(g.rowsLoaded)} rows in ${num(g.loadSeconds, 1)} s`];
+  const lines = [
+    `growth (${g.kind}, ${g.engine}): loaded ${num(g.rowsLoaded)} rows in ${num(g.loadSeconds, 1)} s`,
+  ];
   for (const s of g.status) {
     lines.push(
       `  payin_status at ${num(s.rows)} rows: ${num(s.result.rps)} req/s, p50 ${num(s.result.p50Ms, 1)} ms, p99 ${num(s.result.p99Ms, 1)} ms, ${num(s.result.cpuUsPerReq)} µs CPU/request`,
@@ -134,7 +166,10 @@ export function writeReport(report: BenchReport): string {
   const dir = path.join(ROOT, 'bench/results');
   fs.mkdirSync(dir, { recursive: true });
   const stamp = report.machine.startedAt.replace(/[:.]/g, '-');
-  const kinds = [...report.databases.map((d) => d.kind), ...(report.growth ? [`growth-${report.growth.kind}`] : [])].join('-') || 'none';
+  const kinds =
+    [...report.databases.map((d) => d.kind), ...(report.growth ? [`growth-${report.growth.kind}`] : [])].join(
+      '-',
+    ) || 'none';
   const file = path.join(dir, `${stamp}-${kinds}.json`);
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;

@@ -17,7 +17,12 @@ export function nextOrderNo(prefix: string): string {
 const USER = { phone_number: '9876543210', user_name: 'Bench Customer', email: 'customer@example.com' };
 
 export function payinBody(prefix: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ money: { amount: 500, currency: 'INR' }, merchant_order_no: nextOrderNo(prefix), user_details: USER, ...extra });
+  return JSON.stringify({
+    money: { amount: 500, currency: 'INR' },
+    merchant_order_no: nextOrderNo(prefix),
+    user_details: USER,
+    ...extra,
+  });
 }
 
 export function payoutBody(prefix: string): string {
@@ -55,5 +60,7 @@ export function freshPosts(path: string, keys: (string | null)[], body: () => st
 
 /** Status queries for random pay-ins among the `rows` bulk-loaded ones. */
 export function statusPosts(path: string, apiKey: string | null, rows: number): RequestSpec[] {
-  return freshPosts(path, [apiKey], () => JSON.stringify({ payment_id: filledPaymentId(1 + Math.floor(Math.random() * rows)) }));
+  return freshPosts(path, [apiKey], () =>
+    JSON.stringify({ payment_id: filledPaymentId(1 + Math.floor(Math.random() * rows)) }),
+  );
 }

@@ -8,7 +8,14 @@ import { runGrowth, type GrowthReport } from './growth.ts';
 import { Progress } from './load.ts';
 import { HELP, parseOptions, type BenchOptions } from './options.ts';
 import { ROOT } from './processes.ts';
-import { describeMachine, formatDatabase, formatGrowth, formatMachine, writeReport, type BenchReport } from './report.ts';
+import {
+  describeMachine,
+  formatDatabase,
+  formatGrowth,
+  formatMachine,
+  writeReport,
+  type BenchReport,
+} from './report.ts';
 import { runDefaultSet, type DatabaseReport } from './scenarios.ts';
 
 let opts: BenchOptions | null;
@@ -36,7 +43,10 @@ machine.loadAverage.end = os.loadavg()[0];
 const report: BenchReport = {
   machine,
   // A PostgreSQL URL may carry a password: keep only the server's host and port.
-  options: { ...opts, db: opts.db ? `postgres://${new URL(opts.db).host}` : 'sqlite (fresh file in a temp dir)' },
+  options: {
+    ...opts,
+    db: opts.db ? `postgres://${new URL(opts.db).host}` : 'sqlite (fresh file in a temp dir)',
+  },
   databases,
   growth,
 };
@@ -44,7 +54,11 @@ const file = writeReport(report);
 if (opts.json) {
   console.log(JSON.stringify(report, null, 2));
 } else {
-  const parts = [formatMachine(machine), ...databases.map((d) => formatDatabase(d, opts)), ...(growth ? [formatGrowth(growth)] : [])];
+  const parts = [
+    formatMachine(machine),
+    ...databases.map((d) => formatDatabase(d, opts)),
+    ...(growth ? [formatGrowth(growth)] : []),
+  ];
   console.log(`\n${parts.join('\n\n')}\n`);
 }
 progress.line(`results written to ${path.relative(ROOT, file)}`);

@@ -63,10 +63,15 @@ export function warmupSeconds(durationS: number): number {
 }
 
 /** Creates the merchant through the CLI (which also migrates) and funds its wallet. */
-export function createFundedMerchant(databaseUrl: string, name = 'Bench Merchant'): { merchantId: string; apiKey: string; webhookSecret: string } {
+export function createFundedMerchant(
+  databaseUrl: string,
+  name = 'Bench Merchant',
+): { merchantId: string; apiKey: string; webhookSecret: string } {
   const created = paygateCli(['merchant', 'create', '--name', name], { DATABASE_URL: databaseUrl });
   const merchantId = String(created.merchant_id);
-  paygateCli(['wallet', 'credit', '--merchant', merchantId, '--amount', '1000000000.00'], { DATABASE_URL: databaseUrl });
+  paygateCli(['wallet', 'credit', '--merchant', merchantId, '--amount', '1000000000.00'], {
+    DATABASE_URL: databaseUrl,
+  });
   return { merchantId, apiKey: String(created.api_key), webhookSecret: String(created.webhook_secret) };
 }
 
@@ -106,15 +111,31 @@ async function measurePair(
   const common = { durationS: warm, connections: opts.connections };
   const gw = { baseUrl: gateway.baseUrl, pid: gateway.pid };
   const bl = { baseUrl: baseline.baseUrl, pid: baseline.pid };
-  await drive({ ...common, ...gw, requests: pair.gateway(), label: `[${kind}] ${pair.name} gateway warm-up` }, progress);
-  await drive({ ...common, ...bl, requests: pair.baseline(), label: `[${kind}] ${pair.name} baseline warm-up` }, progress);
+  await drive(
+    { ...common, ...gw, requests: pair.gateway(), label: `[${kind}] ${pair.name} gateway warm-up` },
+    progress,
+  );
+  await drive(
+    { ...common, ...bl, requests: pair.baseline(), label: `[${kind}] ${pair.name} baseline warm-up` },
+    progress,
+  );
   const g: LoadResult[] = [];
   const b: LoadResult[] = [];
   for (let run = 1; run <= opts.runs; run++) {
     const suffix = opts.runs > 1 ? ` run ${run}/${opts.runs}` : '';
     const m = { durationS: opts.durationS, connections: opts.connections };
-    g.push(await drive({ ...m, ...gw, requests: pair.gateway(), label: `[${kind}] ${pair.name} gateway${suffix}` }, progress));
-    b.push(await drive({ ...m, ...bl, requests: pair.baseline(), label: `[${kind}] ${pair.name} baseline${suffix}` }, progress));
+    g.push(
+      await drive(
+        { ...m, ...gw, requests: pair.gateway(), label: `[${kind}] ${pair.name} gateway${suffix}` },
+        progress,
+      ),
+    );
+    b.push(
+      await drive(
+        { ...m, ...bl, requests: pair.baseline(), label: `[${kind}] ${pair.name} baseline${suffix}` },
+        progress,
+      ),
+    );
     progress.line(
       `[${kind}] ${pair.name}${suffix}: gateway ${g.at(-1)!.rps.toFixed(0)} req/s, baseline ${b.at(-1)!.rps.toFixed(0)} req/s`,
     );
@@ -132,7 +153,9 @@ async function measurePair(
     target: `≥ ${pair.target}`,
     met: ratio === null ? null : ratio >= pair.target && failures === 0,
     runs: opts.runs > 1 ? { gateway: g, baseline: b } : undefined,
-    note: failures ? `gateway answered ${gm.non2xx} non-2xx and had ${gm.errors} errors: ${JSON.stringify(gm.statusCodes)}` : undefined,
+    note: failures
+      ? `gateway answered ${gm.non2xx} non-2xx and had ${gm.errors} errors: ${JSON.stringify(gm.statusCodes)}`
+      : undefined,
   };
 }
 
@@ -143,7 +166,9 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
   let gateway: Server | null = null;
   let baseline: Server | null = null;
   try {
-    progress.line(`[${kind}] setting up: merchant and wallet through the CLI, ${opts.statusRows} pay-ins for payin_status`);
+    progress.line(
+      `[${kind}] setting up: merchant and wallet through the CLI, ${opts.statusRows} pay-ins for payin_status`,
+    );
     const merchant = createFundedMerchant(gwDb.url);
     await prepareBaselineDatabase(blDb.url, merchant.merchantId);
     const wants = (s: ScenarioName) => opts.scenarios.includes(s);

@@ -120,7 +120,13 @@ const COLUMNS = `payment_id, merchant_id, kind, flow, merchant_order_no, amount,
  * PENDING with an expiry a day away (so the worker leaves them alone); the rest are final, as in a
  * gateway that has been running for a while.
  */
-export async function fillPayins(url: string, merchantId: string, from: number, to: number, opts: FillOptions = {}): Promise<void> {
+export async function fillPayins(
+  url: string,
+  merchantId: string,
+  from: number,
+  to: number,
+  opts: FillOptions = {},
+): Promise<void> {
   const prefix = opts.prefix ?? 'fill';
   if (!/^[a-z]{4}$/.test(prefix)) throw new Error('fill prefix must be four lowercase letters');
   // One in ten PENDING, or all of them: `i % m = 0` with m = 10 or 1.

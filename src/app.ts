@@ -14,7 +14,13 @@ import { authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './http/errors.ts';
 import { createMetrics, registerHttpMetrics, type Metrics } from './http/metrics.ts';
-import { errorHandler, lazyChildLogger, notFoundHandler, registerJsonParser, requestId } from './http/plumbing.ts';
+import {
+  errorHandler,
+  lazyChildLogger,
+  notFoundHandler,
+  registerJsonParser,
+  requestId,
+} from './http/plumbing.ts';
 import { addKeywords } from './http/validation.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
@@ -70,7 +76,10 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   const services = buildServices(config, database, now);
   const metrics = createMetrics();
   const app = Fastify({
-    logger: deps.logger === false ? false : { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } },
+    logger:
+      deps.logger === false
+        ? false
+        : { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } },
     // One line per response comes from the onResponse hook below, not two from Fastify.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,
@@ -79,7 +88,13 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     ajv: {
-      customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, verbose: true },
+      customOptions: {
+        allErrors: true,
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        verbose: true,
+      },
       plugins: [addKeywords as never],
     },
   });
@@ -90,7 +105,11 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     { pollMs: config.workerPollMs, now, logger: app.log },
   );
   services.payouts.onCreated = () => worker.wake();
-  const dispatcher = new CallbackDispatcher(database, config, { registry: metrics.registry, logger: app.log, now });
+  const dispatcher = new CallbackDispatcher(database, config, {
+    registry: metrics.registry,
+    logger: app.log,
+    now,
+  });
   services.settlement.onFinal((_txn, deliveryId) => {
     if (deliveryId) dispatcher.wake();
   });
@@ -101,8 +120,13 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     reply.header('x-request-id', req.id);
   });
   app.addHook('onResponse', async (req, reply) => {
-    if (reply.statusCode >= 500) req.log.warn({ status: reply.statusCode, url: req.url }, 'server error response');
-    else req.log.debug({ method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+    if (reply.statusCode >= 500)
+      req.log.warn({ status: reply.statusCode, url: req.url }, 'server error response');
+    else
+      req.log.debug(
+        { method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: reply.elapsedTime },
+        'request',
+      );
   });
   registerHttpMetrics(app, metrics);
   app.setErrorHandler(errorHandler);
@@ -113,7 +137,8 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   await app.register(swagger, {
     // Components keep their $id as their name (ErrorEnvelope, ValidationError) instead of def-N.
     refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
     openapi: {
       openapi: '3.0.3',
@@ -123,14 +148,22 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
         description:
           'Merchant payment gateway: pay-ins (onsite, offsite, P2P), payouts, status queries and signed callbacks. Amounts are rupees with at most 2 decimals.',
       },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' },
+        },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(opsRoutes, { database, metrics });
   // Hosted payment pages: customers' browsers, no API key, HTML forms (CONTRACT §5, §6).
   await app.register(pageRoutes, {
-    pages: new PagesService(database.db, services.sandbox, { sandboxChannel: services.sandboxChannel.name, publicUrl: config.publicUrl, now }),
+    pages: new PagesService(database.db, services.sandbox, {
+      sandboxChannel: services.sandboxChannel.name,
+      publicUrl: config.publicUrl,
+      now,
+    }),
   });
 
   const schemas = commonSchemas(config);

@@ -77,7 +77,8 @@ async function run(argv: string[], out: Out): Promise<number> {
   const config = loadConfig();
   const currency = () => {
     const c = (flags.currency as string | undefined) ?? 'INR';
-    if (!config.supportedCurrencies.includes(c)) throw new UsageError(`currency ${c} is not in SUPPORTED_CURRENCIES`);
+    if (!config.supportedCurrencies.includes(c))
+      throw new UsageError(`currency ${c} is not in SUPPORTED_CURRENCIES`);
     return c;
   };
 
@@ -115,7 +116,12 @@ async function run(argv: string[], out: Out): Promise<number> {
         );
       }
       const created = await withDatabase(config, (d) =>
-        buildServices(config, d).merchants.create({ name, callbackUrl, vpa: flags.vpa as string | undefined, live: Boolean(flags.live) }),
+        buildServices(config, d).merchants.create({
+          name,
+          callbackUrl,
+          vpa: flags.vpa as string | undefined,
+          live: Boolean(flags.live),
+        }),
       );
       out(
         { ...created },
@@ -125,30 +131,44 @@ async function run(argv: string[], out: Out): Promise<number> {
     }
     case 'merchant list': {
       const merchants = await withDatabase(config, (d) => buildServices(config, d).merchants.list());
-      out({ merchants }, merchants.map((m) => `${m.merchant_id}  ${m.mode}  ${m.status}  ${m.name}`).join('\n') || 'no merchants');
+      out(
+        { merchants },
+        merchants.map((m) => `${m.merchant_id}  ${m.mode}  ${m.status}  ${m.name}`).join('\n') ||
+          'no merchants',
+      );
       return 0;
     }
     case 'merchant disable':
     case 'merchant enable': {
       const status = sub === 'disable' ? 'disabled' : 'active';
-      const m = await withDatabase(config, (d) => buildServices(config, d).merchants.setStatus(required(flags, 'merchant'), status));
+      const m = await withDatabase(config, (d) =>
+        buildServices(config, d).merchants.setStatus(required(flags, 'merchant'), status),
+      );
       out({ ...m }, `${m.merchant_id} is ${m.status}`);
       return 0;
     }
     case 'merchant rotate-secret': {
-      const r = await withDatabase(config, (d) => buildServices(config, d).merchants.rotateSecret(required(flags, 'merchant')));
-      out({ ...r }, `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on)`);
+      const r = await withDatabase(config, (d) =>
+        buildServices(config, d).merchants.rotateSecret(required(flags, 'merchant')),
+      );
+      out(
+        { ...r },
+        `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on)`,
+      );
       return 0;
     }
     case 'key rotate': {
-      const r = await withDatabase(config, (d) => buildServices(config, d).merchants.rotateKey(required(flags, 'merchant')));
+      const r = await withDatabase(config, (d) =>
+        buildServices(config, d).merchants.rotateKey(required(flags, 'merchant')),
+      );
       out({ ...r }, `api_key: ${r.api_key}\n(shown once; the previous key no longer works)`);
       return 0;
     }
     case 'wallet credit': {
       const merchantId = required(flags, 'merchant');
       const amount = parseAmountText(required(flags, 'amount'));
-      if (amount === null || amount <= 0) throw new UsageError('--amount must be a positive amount with at most 2 decimals, such as 1000.00');
+      if (amount === null || amount <= 0)
+        throw new UsageError('--amount must be a positive amount with at most 2 decimals, such as 1000.00');
       const cur = currency();
       const b = await withDatabase(config, async (d) => {
         const s = buildServices(config, d);
@@ -156,7 +176,13 @@ async function run(argv: string[], out: Out): Promise<number> {
         return s.wallets.topUp(merchantId, cur, amount);
       });
       out(
-        { merchant_id: merchantId, credited: toRupees(amount), currency: b.currency, available: toRupees(b.available), held: toRupees(b.held) },
+        {
+          merchant_id: merchantId,
+          credited: toRupees(amount),
+          currency: b.currency,
+          available: toRupees(b.available),
+          held: toRupees(b.held),
+        },
         `credited ${formatAmount(amount)} ${b.currency}; available ${formatAmount(b.available)}, held ${formatAmount(b.held)}`,
       );
       return 0;
@@ -194,7 +220,9 @@ async function run(argv: string[], out: Out): Promise<number> {
       const deliveries = await withDatabase(config, async (d) => {
         const callbacks = buildServices(config, d).callbacks;
         const list = await callbacks.list({ status: status as DeliveryStatus | undefined });
-        return Promise.all(list.map(async (c) => ({ ...c, attempt_log: await callbacks.attempts(c.delivery_id) })));
+        return Promise.all(
+          list.map(async (c) => ({ ...c, attempt_log: await callbacks.attempts(c.delivery_id) })),
+        );
       });
       out(
         { deliveries },
@@ -203,7 +231,8 @@ async function run(argv: string[], out: Out): Promise<number> {
             [
               `${c.delivery_id}  ${c.payment_id}  ${c.status.padEnd(9)}  ${c.attempts}/${c.max_attempts}  ${c.url}`,
               ...c.attempt_log.map(
-                (a) => `    #${a.attempt}  ${a.started_at}  ${a.http_status ?? a.error ?? ''}  ${a.latency_ms} ms`,
+                (a) =>
+                  `    #${a.attempt}  ${a.started_at}  ${a.http_status ?? a.error ?? ''}  ${a.latency_ms} ms`,
               ),
             ].join('\n'),
           )
@@ -232,8 +261,14 @@ run(argv, out).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof UsageError || err instanceof MerchantNotFoundError || err instanceof AppError;
-    const message = known ? (err as Error).message : `unexpected error: ${(err as Error)?.message ?? String(err)}`;
+    const known =
+      err instanceof ConfigError ||
+      err instanceof UsageError ||
+      err instanceof MerchantNotFoundError ||
+      err instanceof AppError;
+    const message = known
+      ? (err as Error).message
+      : `unexpected error: ${(err as Error)?.message ?? String(err)}`;
     if (json) console.log(JSON.stringify({ error: message }));
     else console.error(`paygate: ${message}`);
     process.exitCode = err instanceof UsageError ? 2 : 1;

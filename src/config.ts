@@ -29,12 +29,19 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+function integer(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
 }
 
@@ -65,7 +72,9 @@ export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const databaseUrl = env.DATABASE_URL?.trim() || 'sqlite:./data/paygate.db';
   if (/^[a-z]+:\/\//i.test(databaseUrl) && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
-    throw new ConfigError(`DATABASE_URL must be postgres://…, sqlite:PATH or a file path, got "${databaseUrl.split('@').pop()}"`);
+    throw new ConfigError(
+      `DATABASE_URL must be postgres://…, sqlite:PATH or a file path, got "${databaseUrl.split('@').pop()}"`,
+    );
   }
   const publicUrl = url('PUBLIC_URL', env.PUBLIC_URL?.trim() || `http://localhost:${port}`);
 
@@ -74,13 +83,17 @@ export function loadConfig(env: Env = process.env): Config {
     .map((c) => c.trim())
     .filter(Boolean);
   if (currencies.length === 0 || currencies.some((c) => !/^[A-Z]{3}$/.test(c))) {
-    throw new ConfigError(`SUPPORTED_CURRENCIES must be a comma-separated list of ISO codes such as INR, got "${env.SUPPORTED_CURRENCIES}"`);
+    throw new ConfigError(
+      `SUPPORTED_CURRENCIES must be a comma-separated list of ISO codes such as INR, got "${env.SUPPORTED_CURRENCIES}"`,
+    );
   }
 
   const maxAmountRaw = env.MAX_AMOUNT?.trim() || '10000000.00';
   const maxMatch = /^(\d{1,11})(?:\.(\d{1,2}))?$/.exec(maxAmountRaw);
   if (!maxMatch || Number(maxAmountRaw) <= 0) {
-    throw new ConfigError(`MAX_AMOUNT must be a positive amount with at most 2 decimals, got "${maxAmountRaw}"`);
+    throw new ConfigError(
+      `MAX_AMOUNT must be a positive amount with at most 2 decimals, got "${maxAmountRaw}"`,
+    );
   }
   const maxAmountPaise = Number(maxMatch[1]) * 100 + Number((maxMatch[2] ?? '').padEnd(2, '0'));
 

@@ -22,7 +22,11 @@ export function newPaymentId(): string {
 
 /** 12 decimal digits, the shape of a bank UTR. */
 export function newUtr(): string {
-  return String(randomInt(1, 10)) + String(randomInt(0, 100_000)).padStart(5, '0') + String(randomInt(0, 1_000_000)).padStart(6, '0');
+  return (
+    String(randomInt(1, 10)) +
+    String(randomInt(0, 100_000)).padStart(5, '0') +
+    String(randomInt(0, 1_000_000)).padStart(6, '0')
+  );
 }
 
 export function sha256Hex(text: string): string {

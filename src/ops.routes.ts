@@ -4,7 +4,10 @@ import type { Database } from './db/database.ts';
 import { AppError } from './http/errors.ts';
 import type { Metrics } from './http/metrics.ts';
 
-export const opsRoutes: FastifyPluginAsync<{ database: Database; metrics: Metrics }> = async (app, { database, metrics }) => {
+export const opsRoutes: FastifyPluginAsync<{ database: Database; metrics: Metrics }> = async (
+  app,
+  { database, metrics },
+) => {
   const tags = ['Operations'];
   app.get('/healthz', { schema: { tags, summary: 'The process is up' } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { tags, summary: 'The process can reach its database' } }, async () => {
@@ -15,7 +18,9 @@ export const opsRoutes: FastifyPluginAsync<{ database: Database; metrics: Metric
     }
     return { status: 'ok', database: database.kind };
   });
-  app.get('/openapi.json', { schema: { tags, summary: 'This API as an OpenAPI 3 document' } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { tags, summary: 'This API as an OpenAPI 3 document' } }, async () =>
+    app.swagger(),
+  );
   app.get('/metrics', { schema: { tags, summary: 'Prometheus metrics' } }, async (_req, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();

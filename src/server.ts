@@ -13,7 +13,10 @@ export interface RunningServer {
 }
 
 /** The lines printed on first run: how to call the gateway right away. */
-export function firstRunBanner(config: Config, created: { merchant_id: string; api_key: string; webhook_secret: string }): string {
+export function firstRunBanner(
+  config: Config,
+  created: { merchant_id: string; api_key: string; webhook_secret: string },
+): string {
   const base = config.publicUrl;
   return [
     '',
@@ -28,14 +31,20 @@ export function firstRunBanner(config: Config, created: { merchant_id: string; a
   ].join('\n');
 }
 
-export async function startServer(config: Config, options: { firstRun?: boolean; print?: (s: string) => void } = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  options: { firstRun?: boolean; print?: (s: string) => void } = {},
+): Promise<RunningServer> {
   const database = openDatabase(config.databaseUrl);
   await migrate(database);
   const paygate = await buildApp({ config, database });
   const { app, services, worker, dispatcher } = paygate;
 
   if (options.firstRun && (await services.merchants.count()) === 0) {
-    const created = await services.merchants.createIfNone({ name: 'Sandbox Merchant' }, database.kind === 'postgres');
+    const created = await services.merchants.createIfNone(
+      { name: 'Sandbox Merchant' },
+      database.kind === 'postgres',
+    );
     if (created) (options.print ?? console.log)(firstRunBanner(config, created));
   }
 

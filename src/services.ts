@@ -31,7 +31,10 @@ export function buildServices(config: Config, database: Database, now: () => num
   const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
   const channelFor = (p: Principal): Channel => {
     if (p.mode === 'test') return sandboxChannel;
-    throw new AppError('LIVE_CHANNEL_NOT_CONFIGURED', 'No live payment channel is configured for this gateway');
+    throw new AppError(
+      'LIVE_CHANNEL_NOT_CONFIGURED',
+      'No live payment channel is configured for this gateway',
+    );
   };
   const settlement = new SettlementService(db, {
     payinFeeBps: config.payinFeeBps,

@@ -18,7 +18,9 @@ async function startReturnServer(): Promise<{ url: string; visits: URL[]; close(
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname === '/return') visits.push(url);
     res.writeHead(url.pathname === '/return' ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><html lang="en"><title>Shop</title><link rel="icon" href="data:,"><h1>Back at the shop</h1></html>');
+    res.end(
+      '<!doctype html><html lang="en"><title>Shop</title><link rel="icon" href="data:,"><h1>Back at the shop</h1></html>',
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -40,7 +42,11 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
 
   before(async () => {
     [gw, browser, shop] = await Promise.all([
-      startGateway('sqlite', { listen: true, env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' }, now: () => Date.now() + shift }),
+      startGateway('sqlite', {
+        listen: true,
+        env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' },
+        now: () => Date.now() + shift,
+      }),
       launchChromium(),
       startReturnServer(),
     ]);
@@ -58,7 +64,11 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
 
   async function payin(flow: 'onsite' | 'offsite' | 'p2p', extra: Record<string, unknown> = {}) {
     const orderNo = `web-${++seq}`;
-    const res = await gw.post(`/payments/${flow}/payin`, { money: { amount: 123456.5 }, merchant_order_no: orderNo, ...extra });
+    const res = await gw.post(`/payments/${flow}/payin`, {
+      money: { amount: 123456.5 },
+      merchant_order_no: orderNo,
+      ...extra,
+    });
     assert.equal(res.status, 200, res.text);
     const url = new URL(flow === 'offsite' ? res.body.data.cashier_url : res.body.payment_url);
     return { id: res.body.payment_id as string, orderNo, url: `${gw.baseUrl}${url.pathname}` };
@@ -74,7 +84,11 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
     const problems = watchConsole(page);
     const res = await page.goto(url);
     assert.ok(res, 'navigated');
-    assert.deepEqual(problems.filter((m) => !/status of 404/.test(m)), [], 'the page loads without console errors (CSP violations included)');
+    assert.deepEqual(
+      problems.filter((m) => !/status of 404/.test(m)),
+      [],
+      'the page loads without console errors (CSP violations included)',
+    );
     const layout = await page.evaluate(() => ({
       overflow: document.documentElement.scrollWidth - window.innerWidth,
       smallTargets: [...document.querySelectorAll('a, button')]
@@ -122,7 +136,12 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
     await page.getByRole('heading', { name: 'Back at the shop' }).waitFor();
     const landed = new URL(page.url());
     assert.equal(landed.origin, shop.url);
-    assert.deepEqual(Object.fromEntries(landed.searchParams), { cart: '42', payment_id: p.id, merchant_order_no: p.orderNo, status: 'SUCCESS' });
+    assert.deepEqual(Object.fromEntries(landed.searchParams), {
+      cart: '42',
+      payment_id: p.id,
+      merchant_order_no: p.orderNo,
+      status: 'SUCCESS',
+    });
     assert.equal(shop.visits.length, 1);
     assert.equal(shop.visits[0]?.searchParams.get('payment_id'), p.id);
     assert.equal(await payinStatus(p.id), 'SUCCESS');
@@ -164,7 +183,10 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
       await page.getByRole('heading', { name: 'Payment not found' }).waitFor();
       await screenshot(page, 'not-found');
       // Chromium logs the 404 of the document itself; anything else would be a problem.
-      assert.deepEqual(problems.filter((m) => !m.endsWith(`(${unknown})`)), []);
+      assert.deepEqual(
+        problems.filter((m) => !m.endsWith(`(${unknown})`)),
+        [],
+      );
       await page.close();
     } finally {
       shift = 0;

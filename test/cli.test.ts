@@ -68,16 +68,38 @@ for (const kind of DATABASES) {
       const db: TestDatabase = await createDatabase(kind);
       const env = { DATABASE_URL: db.url };
       try {
-        const [a, b] = await Promise.all([paygate(['migrate', '--json'], env), paygate(['migrate', '--json'], env)]);
+        const [a, b] = await Promise.all([
+          paygate(['migrate', '--json'], env),
+          paygate(['migrate', '--json'], env),
+        ]);
         for (const run of [a, b]) assert.ok(Array.isArray(oneObject(run).applied));
         assert.deepEqual(oneObject(await paygate(['migrate', '--json'], env)), { applied: [] });
 
         const [test, live] = await Promise.all([
-          paygate(['merchant', 'create', '--name', 'Chai Point', '--callback-url', 'https://chai.example.com/cb', '--vpa', 'chai@okbank', '--json'], env),
+          paygate(
+            [
+              'merchant',
+              'create',
+              '--name',
+              'Chai Point',
+              '--callback-url',
+              'https://chai.example.com/cb',
+              '--vpa',
+              'chai@okbank',
+              '--json',
+            ],
+            env,
+          ),
           paygate(['merchant', 'create', '--name', 'Live Shop', '--live', '--json'], env),
         ]);
         const created = oneObject(test);
-        assert.deepEqual(Object.keys(created).sort(), ['api_key', 'merchant_id', 'mode', 'name', 'webhook_secret']);
+        assert.deepEqual(Object.keys(created).sort(), [
+          'api_key',
+          'merchant_id',
+          'mode',
+          'name',
+          'webhook_secret',
+        ]);
         assert.equal(created.name, 'Chai Point');
         assert.equal(created.mode, 'test');
         assert.match(created.api_key, /^sk_test_[A-Za-z0-9]{20,}$/);
@@ -88,9 +110,15 @@ for (const kind of DATABASES) {
 
         const [list, credit, unknown, badAmount] = await Promise.all([
           paygate(['merchant', 'list', '--json'], env),
-          paygate(['wallet', 'credit', '--merchant', created.merchant_id, '--amount', '1000.10', '--json'], env),
+          paygate(
+            ['wallet', 'credit', '--merchant', created.merchant_id, '--amount', '1000.10', '--json'],
+            env,
+          ),
           paygate(['wallet', 'show', '--merchant', 'mer_doesnotexist', '--json'], env),
-          paygate(['wallet', 'credit', '--merchant', created.merchant_id, '--amount', '10.001', '--json'], env),
+          paygate(
+            ['wallet', 'credit', '--merchant', created.merchant_id, '--amount', '10.001', '--json'],
+            env,
+          ),
         ]);
         const merchants = oneObject(list).merchants;
         assert.equal(merchants.length, 2);
@@ -100,7 +128,10 @@ for (const kind of DATABASES) {
         assert.equal(listed.status, 'active');
         assert.equal(listed.callback_url, 'https://chai.example.com/cb');
         assert.equal(listed.vpa, 'chai@okbank');
-        assert.ok(!list.stdout.includes(created.api_key) && !list.stdout.includes(created.webhook_secret), 'no key or secret in the list');
+        assert.ok(
+          !list.stdout.includes(created.api_key) && !list.stdout.includes(created.webhook_secret),
+          'no key or secret in the list',
+        );
         const credited = oneObject(credit);
         assert.equal(credited.available, 1000.1);
         assert.equal(credited.held, 0);
@@ -119,7 +150,9 @@ for (const kind of DATABASES) {
         const server = await spawnServer(env);
         try {
           assert.equal(await balanceWith(server.baseUrl, created.api_key), 200);
-          const rotated = oneObject(await paygate(['key', 'rotate', '--merchant', created.merchant_id, '--json'], env));
+          const rotated = oneObject(
+            await paygate(['key', 'rotate', '--merchant', created.merchant_id, '--json'], env),
+          );
           assert.equal(rotated.merchant_id, created.merchant_id);
           assert.match(rotated.api_key, /^sk_test_/);
           assert.notEqual(rotated.api_key, created.api_key);
@@ -151,7 +184,9 @@ describe('paygate start-up with a bad setting', () => {
       [{ PAYIN_FEE_BPS: '10001' }, /PAYIN_FEE_BPS/],
       [{ ALLOW_PRIVATE_CALLBACK_URLS: 'maybe' }, /ALLOW_PRIVATE_CALLBACK_URLS/],
     ];
-    const runs = await Promise.all(cases.map(([env]) => paygate(['serve'], { DATABASE_URL: 'sqlite::memory:', ...env })));
+    const runs = await Promise.all(
+      cases.map(([env]) => paygate(['serve'], { DATABASE_URL: 'sqlite::memory:', ...env })),
+    );
     for (const [i, run] of runs.entries()) {
       const [env, names] = cases[i] ?? [{}, /./];
       assert.notEqual(run.status, 0, JSON.stringify(env));

@@ -16,7 +16,12 @@ const RECEIVER = { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDF
 const FINAL = new Set(['SUCCESS', 'FAILED']);
 
 /** POSTs JSON to a real server the way a merchant's HTTP client would. */
-async function call(baseUrl: string, key: string, path: string, body: unknown): Promise<{ status: number; body: any }> {
+async function call(
+  baseUrl: string,
+  key: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${baseUrl}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -27,7 +32,11 @@ async function call(baseUrl: string, key: string, path: string, body: unknown): 
 
 /** Events recorded per payment id (one row is one status change to a final status). */
 async function eventsPerPayment(database: Database, ids: string[]): Promise<Map<string, number>> {
-  const rows = await database.db.selectFrom('transaction_events').select('payment_id').where('payment_id', 'in', ids).execute();
+  const rows = await database.db
+    .selectFrom('transaction_events')
+    .select('payment_id')
+    .where('payment_id', 'in', ids)
+    .execute();
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.payment_id, (counts.get(r.payment_id) ?? 0) + 1);
   return counts;
@@ -43,14 +52,21 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
 
 for (const kind of DATABASES) {
   describe(`concurrent payouts in one process on ${kind}`, { skip: await skipFor(kind) }, () => {
-    const gw = useGateway(kind, { worker: true, env: { SANDBOX_PAYOUT_SETTLE_MS: '50', WORKER_POLL_MS: '100' } });
+    const gw = useGateway(kind, {
+      worker: true,
+      env: { SANDBOX_PAYOUT_SETTLE_MS: '50', WORKER_POLL_MS: '100' },
+    });
 
     it('accepts exactly 100 of 200 concurrent payouts of 10.00 against 1,000.00 and never overdraws', async () => {
       const g = gw();
       await g.paygate.services.wallets.topUp(g.merchant.merchant_id, 'INR', 100_000);
       const replies = await Promise.all(
         Array.from({ length: 200 }, (_, i) =>
-          g.post('/payments/payout', { money: { amount: 10, currency: 'INR' }, merchant_order_no: `c200-${i}`, receiver: RECEIVER }),
+          g.post('/payments/payout', {
+            money: { amount: 10, currency: 'INR' },
+            merchant_order_no: `c200-${i}`,
+            receiver: RECEIVER,
+          }),
         ),
       );
       const accepted = replies.filter((r) => r.status === 200);
@@ -67,9 +83,18 @@ for (const kind of DATABASES) {
       assert.equal(right.body.available, 0);
 
       const ids = accepted.map((r) => r.body.payment_id as string);
-      const statuses = async () => Promise.all(ids.map(async (payment_id) => (await g.post('/payments/payout_status', { payment_id })).body));
-      await waitUntil('every payout to be final', async () => (await statuses()).every((s) => FINAL.has(s.status)), 60_000);
-      const paid = (await statuses()).filter((s) => s.status === 'SUCCESS').reduce((sum, s) => sum + Math.round(s.money.amount * 100), 0);
+      const statuses = async () =>
+        Promise.all(
+          ids.map(async (payment_id) => (await g.post('/payments/payout_status', { payment_id })).body),
+        );
+      await waitUntil(
+        'every payout to be final',
+        async () => (await statuses()).every((s) => FINAL.has(s.status)),
+        60_000,
+      );
+      const paid = (await statuses())
+        .filter((s) => s.status === 'SUCCESS')
+        .reduce((sum, s) => sum + Math.round(s.money.amount * 100), 0);
       const b = (await g.post('/wallet/balance', {})).body;
       assert.equal(b.available, 0);
       assert.equal(Math.round(b.held * 100) + paid, 100_000);
@@ -87,62 +112,83 @@ for (const kind of DATABASES) {
   });
 }
 
-describe('concurrent payouts over three gateway processes on one PostgreSQL', { skip: await postgresSkip() }, () => {
-  it('accepts exactly 100 of 200 payouts of 10.00 against 1,000.00, settles each once, and the ledger verifies', async () => {
-    const db = await createPostgres();
-    const env = { DATABASE_URL: db.url, SANDBOX_PAYOUT_SETTLE_MS: '300', WORKER_POLL_MS: '100' };
-    const servers: ServerProcess[] = [];
-    const database = openDatabase(db.url);
-    try {
-      const created = cli(['merchant', 'create', '--name', 'Three Process Shop', '--json'], env);
-      assert.equal(created.status, 0, created.stderr);
-      const { merchant_id, api_key } = created.json;
-      const credit = cli(['wallet', 'credit', '--merchant', merchant_id, '--amount', '1000.00', '--json'], env);
-      assert.equal(credit.status, 0, credit.stderr);
-      assert.equal(credit.json.available, 1000);
+describe(
+  'concurrent payouts over three gateway processes on one PostgreSQL',
+  { skip: await postgresSkip() },
+  () => {
+    it('accepts exactly 100 of 200 payouts of 10.00 against 1,000.00, settles each once, and the ledger verifies', async () => {
+      const db = await createPostgres();
+      const env = { DATABASE_URL: db.url, SANDBOX_PAYOUT_SETTLE_MS: '300', WORKER_POLL_MS: '100' };
+      const servers: ServerProcess[] = [];
+      const database = openDatabase(db.url);
+      try {
+        const created = cli(['merchant', 'create', '--name', 'Three Process Shop', '--json'], env);
+        assert.equal(created.status, 0, created.stderr);
+        const { merchant_id, api_key } = created.json;
+        const credit = cli(
+          ['wallet', 'credit', '--merchant', merchant_id, '--amount', '1000.00', '--json'],
+          env,
+        );
+        assert.equal(credit.status, 0, credit.stderr);
+        assert.equal(credit.json.available, 1000);
 
-      servers.push(...(await Promise.all([1, 2, 3].map(() => spawnServer(env)))));
-      const replies = await Promise.all(
-        Array.from({ length: 200 }, (_, i) =>
-          call(servers[i % 3]?.baseUrl ?? '', api_key, '/payments/payout', {
-            money: { amount: 10 },
-            merchant_order_no: `p3-${i}`,
-            receiver: RECEIVER,
-          }),
-        ),
-      );
-      const accepted = replies.filter((r) => r.status === 200);
-      assert.equal(accepted.length, 100);
-      assert.equal(replies.filter((r) => r.status === 400 && r.body.error.error_code === 'INSUFFICIENT_BALANCE').length, 100);
-      // Every process took part.
-      for (let s = 0; s < 3; s++) assert.ok(replies.some((r, i) => i % 3 === s && r.status === 200), `server ${s + 1} accepted some`);
+        servers.push(...(await Promise.all([1, 2, 3].map(() => spawnServer(env)))));
+        const replies = await Promise.all(
+          Array.from({ length: 200 }, (_, i) =>
+            call(servers[i % 3]?.baseUrl ?? '', api_key, '/payments/payout', {
+              money: { amount: 10 },
+              merchant_order_no: `p3-${i}`,
+              receiver: RECEIVER,
+            }),
+          ),
+        );
+        const accepted = replies.filter((r) => r.status === 200);
+        assert.equal(accepted.length, 100);
+        assert.equal(
+          replies.filter((r) => r.status === 400 && r.body.error.error_code === 'INSUFFICIENT_BALANCE')
+            .length,
+          100,
+        );
+        // Every process took part.
+        for (let s = 0; s < 3; s++)
+          assert.ok(
+            replies.some((r, i) => i % 3 === s && r.status === 200),
+            `server ${s + 1} accepted some`,
+          );
 
-      const ids = accepted.map((r) => r.body.payment_id as string);
-      await waitUntil(
-        'every payout to be final',
-        async () => {
-          const rows = await database.db.selectFrom('transactions').select('status').where('payment_id', 'in', ids).execute();
-          return rows.every((r) => FINAL.has(r.status));
-        },
-        60_000,
-      );
-      for (const [i, id] of ids.entries()) {
-        const status = await call(servers[i % 3]?.baseUrl ?? '', api_key, '/payments/payout_status', { payment_id: id });
-        assert.equal(status.body.status, 'SUCCESS');
-        assert.match(status.body.utr, /^\d{12}$/);
+        const ids = accepted.map((r) => r.body.payment_id as string);
+        await waitUntil(
+          'every payout to be final',
+          async () => {
+            const rows = await database.db
+              .selectFrom('transactions')
+              .select('status')
+              .where('payment_id', 'in', ids)
+              .execute();
+            return rows.every((r) => FINAL.has(r.status));
+          },
+          60_000,
+        );
+        for (const [i, id] of ids.entries()) {
+          const status = await call(servers[i % 3]?.baseUrl ?? '', api_key, '/payments/payout_status', {
+            payment_id: id,
+          });
+          assert.equal(status.body.status, 'SUCCESS');
+          assert.match(status.body.utr, /^\d{12}$/);
+        }
+        assert.deepEqual([...(await eventsPerPayment(database, ids)).values()], Array(100).fill(1));
+
+        const balance = await call(servers[0]?.baseUrl ?? '', api_key, '/wallet/balance', {});
+        assert.deepEqual(balance.body, { currency: 'INR', available: 0, held: 0 });
+        assert.deepEqual((await buildServices(loadConfig(env), database).wallets.verify()).problems, []);
+      } finally {
+        await Promise.all(servers.map((s) => s.stop()));
+        await database.close();
+        await db.drop();
       }
-      assert.deepEqual([...(await eventsPerPayment(database, ids)).values()], Array(100).fill(1));
-
-      const balance = await call(servers[0]?.baseUrl ?? '', api_key, '/wallet/balance', {});
-      assert.deepEqual(balance.body, { currency: 'INR', available: 0, held: 0 });
-      assert.deepEqual((await buildServices(loadConfig(env), database).wallets.verify()).problems, []);
-    } finally {
-      await Promise.all(servers.map((s) => s.stop()));
-      await database.close();
-      await db.drop();
-    }
-  });
-});
+    });
+  },
+);
 
 for (const kind of DATABASES) {
   describe(`payouts across a crash and restart on ${kind}`, { skip: await skipFor(kind) }, () => {
@@ -169,18 +215,38 @@ for (const kind of DATABASES) {
             }),
           ),
         );
-        assert.ok(replies.every((r) => r.status === 200 && r.body.status === 'PENDING'), JSON.stringify(replies));
+        assert.ok(
+          replies.every((r) => r.status === 200 && r.body.status === 'PENDING'),
+          JSON.stringify(replies),
+        );
         const ids = replies.map((r) => r.body.payment_id as string);
-        const before = await Promise.all(ids.map(async (payment_id) => (await call(base, merchant.api_key, '/payments/payout_status', { payment_id })).body.status));
-        assert.ok(before.some((s) => !FINAL.has(s)), `some payouts in flight: ${before.join(',')}`);
+        const before = await Promise.all(
+          ids.map(
+            async (payment_id) =>
+              (await call(base, merchant.api_key, '/payments/payout_status', { payment_id })).body.status,
+          ),
+        );
+        assert.ok(
+          before.some((s) => !FINAL.has(s)),
+          `some payouts in flight: ${before.join(',')}`,
+        );
 
         await server.kill();
         server = await spawnServer(env);
         const again = server.baseUrl;
         const statuses = async () =>
-          Promise.all(ids.map(async (payment_id) => (await call(again, merchant.api_key, '/payments/payout_status', { payment_id })).body));
+          Promise.all(
+            ids.map(
+              async (payment_id) =>
+                (await call(again, merchant.api_key, '/payments/payout_status', { payment_id })).body,
+            ),
+          );
         // A payout claimed at the moment of the kill waits for its lease (30 s) to run out.
-        await waitUntil('every payout to be final after the restart', async () => (await statuses()).every((s) => FINAL.has(s.status)), 90_000);
+        await waitUntil(
+          'every payout to be final after the restart',
+          async () => (await statuses()).every((s) => FINAL.has(s.status)),
+          90_000,
+        );
 
         let paid = 0;
         for (const [i, s] of (await statuses()).entries()) {

@@ -105,6 +105,9 @@ describe('config', () => {
   });
 
   it('never shows a database password in its message', () => {
-    assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://user:s3cret@db/paygate' }), (err: Error) => !err.message.includes('s3cret'));
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'mysql://user:s3cret@db/paygate' }),
+      (err: Error) => !err.message.includes('s3cret'),
+    );
   });
 });

@@ -9,7 +9,11 @@ import { openDatabase } from '../src/db/database.ts';
 
 const ONSITE = { money: { amount: 500, currency: 'INR' }, merchant_order_no: 'order-1' };
 
-function assertShapeA(res: { status: number; body: any; headers: Record<string, unknown> }, status: number, errorCode: string) {
+function assertShapeA(
+  res: { status: number; body: any; headers: Record<string, unknown> },
+  status: number,
+  errorCode: string,
+) {
   assert.equal(res.status, status);
   assert.equal(res.body.status, false);
   assert.equal(res.body.error.code, status);
@@ -25,13 +29,24 @@ for (const kind of DATABASES) {
 
     it('answers 401 AUTH_MISSING without an Authorization header or with another scheme', async () => {
       assertShapeA(await gw().post('/payments/onsite/payin', ONSITE, { key: null }), 401, 'AUTH_MISSING');
-      const basic = await gw().post('/payments/onsite/payin', ONSITE, { key: null, headers: { authorization: 'Basic abc' } });
+      const basic = await gw().post('/payments/onsite/payin', ONSITE, {
+        key: null,
+        headers: { authorization: 'Basic abc' },
+      });
       assertShapeA(basic, 401, 'AUTH_MISSING');
     });
 
     it('answers 401 AUTH_INVALID_API_KEY for an unknown key, and for a key after rotation', async () => {
-      assertShapeA(await gw().post('/payments/onsite/payin', ONSITE, { key: 'sk_test_unknownunknownunknownunknown' }), 401, 'AUTH_INVALID_API_KEY');
-      assertShapeA(await gw().post('/payments/onsite/payin', ONSITE, { key: 'garbage' }), 401, 'AUTH_INVALID_API_KEY');
+      assertShapeA(
+        await gw().post('/payments/onsite/payin', ONSITE, { key: 'sk_test_unknownunknownunknownunknown' }),
+        401,
+        'AUTH_INVALID_API_KEY',
+      );
+      assertShapeA(
+        await gw().post('/payments/onsite/payin', ONSITE, { key: 'garbage' }),
+        401,
+        'AUTH_INVALID_API_KEY',
+      );
       const m = await gw().newMerchant();
       assert.equal((await gw().post('/wallet/balance', {}, { key: m.api_key })).status, 200);
       const rotated = await gw().paygate.services.merchants.rotateKey(m.merchant_id);
@@ -58,14 +73,20 @@ for (const kind of DATABASES) {
       const res = await gw().app.inject({ method: 'POST', url: '/nowhere' });
       assertShapeA({ status: res.statusCode, body: res.json(), headers: res.headers }, 404, 'NOT_FOUND');
       const get = await gw().app.inject({ method: 'GET', url: '/payments/payin_status' });
-      assertShapeA({ status: get.statusCode, body: get.json(), headers: get.headers }, 405, 'METHOD_NOT_ALLOWED');
+      assertShapeA(
+        { status: get.statusCode, body: get.json(), headers: get.headers },
+        405,
+        'METHOD_NOT_ALLOWED',
+      );
       assert.equal(get.headers.allow, 'POST');
     });
 
     it('answers 413 for a body over 64 KiB and 415 for a body that is not JSON', async () => {
       const big = { ...ONSITE, filler: 'x'.repeat(70 * 1024) };
       assertShapeA(await gw().post('/payments/onsite/payin', big), 413, 'PAYLOAD_TOO_LARGE');
-      const form = await gw().post('/payments/onsite/payin', 'a=b', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const form = await gw().post('/payments/onsite/payin', 'a=b', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       assertShapeA(form, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
@@ -90,20 +111,26 @@ for (const kind of DATABASES) {
       assert.equal(bad.status, 422);
       assert.equal(bad.body.detail[0].type, 'json_invalid');
       assert.equal(bad.body.detail[0].loc[0], 'body');
-      const empty = await gw().post('/payments/onsite/payin', '', { headers: { 'content-type': 'application/json' } });
+      const empty = await gw().post('/payments/onsite/payin', '', {
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(empty.status, 422);
       assert.deepEqual(empty.body.detail, [{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
       const missing = await gw().post('/payments/onsite/payin', { money: {} });
-      assert.deepEqual(
-        missing.body.detail.map((d: any) => `${d.loc.join('.')}:${d.type}`).sort(),
-        ['body.merchant_order_no:missing', 'body.money.amount:missing'],
-      );
+      assert.deepEqual(missing.body.detail.map((d: any) => `${d.loc.join('.')}:${d.type}`).sort(), [
+        'body.merchant_order_no:missing',
+        'body.money.amount:missing',
+      ]);
     });
 
-    it("echoes a sane x-request-id and replaces one that is not", async () => {
+    it('echoes a sane x-request-id and replaces one that is not', async () => {
       const mine = await gw().post('/wallet/balance', {}, { headers: { 'x-request-id': 'req-abc.123' } });
       assert.equal(mine.headers['x-request-id'], 'req-abc.123');
-      const insane = await gw().post('/wallet/balance', {}, { headers: { 'x-request-id': 'bad id with spaces' } });
+      const insane = await gw().post(
+        '/wallet/balance',
+        {},
+        { headers: { 'x-request-id': 'bad id with spaces' } },
+      );
       assert.notEqual(insane.headers['x-request-id'], 'bad id with spaces');
       assert.match(String(insane.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     });
@@ -116,10 +143,21 @@ for (const kind of DATABASES) {
       assert.equal(ready.json().database, kind);
       await gw().post('/wallet/balance', {});
       const metrics = (await app.inject('/metrics')).body;
-      assert.match(metrics, /paygate_http_requests_total\{method="POST",route="\/wallet\/balance",status="200"\} \d+/);
+      assert.match(
+        metrics,
+        /paygate_http_requests_total\{method="POST",route="\/wallet\/balance",status="200"\} \d+/,
+      );
       assert.match(metrics, /paygate_http_request_duration_seconds_bucket/);
       const doc = (await app.inject('/openapi.json')).json();
-      for (const p of ['/payments/onsite/payin', '/payments/offsite/payin', '/payments/p2p/payin', '/payments/payout', '/payments/payin_status', '/payments/payout_status', '/wallet/balance']) {
+      for (const p of [
+        '/payments/onsite/payin',
+        '/payments/offsite/payin',
+        '/payments/p2p/payin',
+        '/payments/payout',
+        '/payments/payin_status',
+        '/payments/payout_status',
+        '/wallet/balance',
+      ]) {
         assert.ok(doc.paths[p]?.post, `${p} is documented`);
       }
       assert.equal((await app.inject('/docs')).statusCode < 400, true);
@@ -150,7 +188,11 @@ describe('rate limit and unavailable storage', () => {
   });
 
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After when the database cannot be reached', async () => {
-    const config = loadConfig({ DATABASE_URL: 'postgres://root@127.0.0.1:1/paygate', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' });
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://root@127.0.0.1:1/paygate',
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
     const database = openDatabase(config.databaseUrl);
     const { app } = await buildApp({ config, database, logger: false });
     try {

@@ -30,15 +30,36 @@ for (const kind of DATABASES) {
         [12.34, 'FAILED'],
       ] as const) {
         const p = await g.post('/payments/onsite/payin', { money: { amount }, merchant_order_no: orderNo() });
-        assert.equal((await g.post('/sandbox/payin/complete', { payment_id: p.body.payment_id, status })).status, 200);
+        assert.equal(
+          (await g.post('/sandbox/payin/complete', { payment_id: p.body.payment_id, status })).status,
+          200,
+        );
       }
-      const pending = await g.post('/payments/payout', { money: { amount: 100 }, merchant_order_no: orderNo(), receiver: RECEIVER });
+      const pending = await g.post('/payments/payout', {
+        money: { amount: 100 },
+        merchant_order_no: orderNo(),
+        receiver: RECEIVER,
+      });
       for (const status of ['SUCCESS', 'FAILED']) {
-        const p = await g.post('/payments/payout', { money: { amount: 250.25 }, merchant_order_no: orderNo(), receiver: RECEIVER });
-        assert.equal((await g.post('/sandbox/payout/complete', { payment_id: p.body.payment_id, status })).status, 200);
+        const p = await g.post('/payments/payout', {
+          money: { amount: 250.25 },
+          merchant_order_no: orderNo(),
+          receiver: RECEIVER,
+        });
+        assert.equal(
+          (await g.post('/sandbox/payout/complete', { payment_id: p.body.payment_id, status })).status,
+          200,
+        );
       }
       assert.equal(pending.status, 200);
-      assertShape(await g.post('/payments/payout', { money: { amount: 1_000_000 }, merchant_order_no: orderNo(), receiver: RECEIVER }), 400);
+      assertShape(
+        await g.post('/payments/payout', {
+          money: { amount: 1_000_000 },
+          merchant_order_no: orderNo(),
+          receiver: RECEIVER,
+        }),
+        400,
+      );
 
       // 1000.00 + (999.99 − 17.49) + 0.01 − 100.00 held − 250.25 paid = 1632.26 available.
       const balance = await g.post('/wallet/balance', {});
@@ -60,7 +81,11 @@ for (const kind of DATABASES) {
     it('fails, naming the wallet and the account, when a wallet row no longer matches its entries', async () => {
       const g = gw();
       const { merchant_id } = g.merchant;
-      await g.database.db.updateTable('wallets').set((eb) => ({ available: eb('available', '+', 1) })).where('merchant_id', '=', merchant_id).execute();
+      await g.database.db
+        .updateTable('wallets')
+        .set((eb) => ({ available: eb('available', '+', 1) }))
+        .where('merchant_id', '=', merchant_id)
+        .execute();
       try {
         const report = await g.paygate.services.wallets.verify();
         assert.equal(report.ok, false);
@@ -75,17 +100,29 @@ for (const kind of DATABASES) {
         assert.notEqual(human.status, 0);
         assert.match(human.stdout + human.stderr, new RegExp(`${merchant_id}.*available`));
       } finally {
-        await g.database.db.updateTable('wallets').set((eb) => ({ available: eb('available', '-', 1) })).where('merchant_id', '=', merchant_id).execute();
+        await g.database.db
+          .updateTable('wallets')
+          .set((eb) => ({ available: eb('available', '-', 1) }))
+          .where('merchant_id', '=', merchant_id)
+          .execute();
       }
       assert.equal((await g.paygate.services.wallets.verify()).ok, true);
 
-      await g.database.db.updateTable('wallets').set({ held: 0 }).where('merchant_id', '=', merchant_id).execute();
+      await g.database.db
+        .updateTable('wallets')
+        .set({ held: 0 })
+        .where('merchant_id', '=', merchant_id)
+        .execute();
       try {
         const report = await g.paygate.services.wallets.verify();
         assert.deepEqual(report.problems.length, 1);
         assert.match(report.problems[0] ?? '', new RegExp(`${merchant_id}.*held.*is 0 paise.*10000`));
       } finally {
-        await g.database.db.updateTable('wallets').set({ held: 10_000 }).where('merchant_id', '=', merchant_id).execute();
+        await g.database.db
+          .updateTable('wallets')
+          .set({ held: 10_000 })
+          .where('merchant_id', '=', merchant_id)
+          .execute();
       }
       assert.equal((await g.paygate.services.wallets.verify()).ok, true);
     });
@@ -108,7 +145,9 @@ for (const kind of DATABASES) {
       try {
         const report = await g.paygate.services.wallets.verify();
         assert.equal(report.ok, false);
-        assert.deepEqual(report.problems, ['journal jnl_tampered does not balance: entries add up to 500 paise']);
+        assert.deepEqual(report.problems, [
+          'journal jnl_tampered does not balance: entries add up to 500 paise',
+        ]);
         const run = verifyCli(g);
         assert.equal(run.status, 1);
         assert.deepEqual(run.json.problems, report.problems);

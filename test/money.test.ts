@@ -4,7 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decimalPlaces, feeFor, formatAmount, formatIndian, parseAmountText, toPaise, toRupees } from '../src/money.ts';
+import {
+  decimalPlaces,
+  feeFor,
+  formatAmount,
+  formatIndian,
+  parseAmountText,
+  toPaise,
+  toRupees,
+} from '../src/money.ts';
 
 describe('money', () => {
   it('counts the decimals a JSON number was written with', () => {
@@ -67,7 +75,19 @@ describe('money', () => {
     assert.equal(parseAmountText(' 0.5 '), 50);
     assert.equal(parseAmountText('0.01'), 1);
     assert.equal(parseAmountText('1000.10'), 100_010);
-    for (const bad of ['', '-1', '1.001', '1,000.00', '1e3', 'abc', '.5', '1.', '12345678901234', 'Infinity', '0x10']) {
+    for (const bad of [
+      '',
+      '-1',
+      '1.001',
+      '1,000.00',
+      '1e3',
+      'abc',
+      '.5',
+      '1.',
+      '12345678901234',
+      'Infinity',
+      '0x10',
+    ]) {
       assert.equal(parseAmountText(bad), null, bad);
     }
   });

@@ -20,7 +20,11 @@ async function post(gw: Gateway, url: string, payload: string, headers: Record<s
 }
 
 async function payin(gw: Gateway, flow: 'onsite' | 'offsite' | 'p2p', extra: Record<string, unknown> = {}) {
-  const res = await gw.post(`/payments/${flow}/payin`, { money: { amount: 123456.5, currency: 'INR' }, merchant_order_no: orderNo(), ...extra });
+  const res = await gw.post(`/payments/${flow}/payin`, {
+    money: { amount: 123456.5, currency: 'INR' },
+    merchant_order_no: orderNo(),
+    ...extra,
+  });
   assert.equal(res.status, 200, res.text);
   const url: string = flow === 'offsite' ? res.body.data.cashier_url : res.body.payment_url;
   return { id: res.body.payment_id as string, path: new URL(url).pathname, body: res.body };
@@ -39,7 +43,12 @@ async function available(gw: Gateway) {
 function assertSecurityHeaders(headers: Record<string, unknown>, html: string) {
   assert.match(String(headers['content-type']), /^text\/html; charset=utf-8/);
   const csp = String(headers['content-security-policy']);
-  const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...v]) => [name, v]));
+  const directives = Object.fromEntries(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...v]) => [name, v]),
+  );
   assert.deepEqual(directives['default-src'], ["'none'"]);
   assert.deepEqual(directives['frame-ancestors'], ["'none'"]);
   assert.deepEqual(directives['base-uri'], ["'none'"]);
@@ -50,7 +59,9 @@ function assertSecurityHeaders(headers: Record<string, unknown>, html: string) {
   // The inline stylesheet is allowed by exactly its hash.
   const css = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1];
   assert.ok(css, 'the page has its stylesheet');
-  assert.deepEqual(directives['style-src'], [`'sha256-${createHash('sha256').update(css).digest('base64')}'`]);
+  assert.deepEqual(directives['style-src'], [
+    `'sha256-${createHash('sha256').update(css).digest('base64')}'`,
+  ]);
   assert.doesNotMatch(html, /<script|\sstyle=|\son[a-z]+=/i, 'no script, inline style attribute or handler');
   assert.equal(headers['x-content-type-options'], 'nosniff');
   assert.equal(headers['referrer-policy'], 'no-referrer');
@@ -74,17 +85,32 @@ for (const kind of DATABASES) {
       assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
       assert.match(html, /<h1[^>]*>Test Shop<\/h1>/);
       assert.match(html, /₹1,23,456\.50/);
-      assert.ok(html.includes(`<dt>Order number</dt><dd class="mono">pg-${orderSeq}</dd>`), 'order number shown');
-      assert.match(html, /<svg class="qr" role="img" aria-labelledby="qr-title"[^>]*><title id="qr-title">UPI QR code to pay ₹1,23,456\.50 to Test Shop<\/title><path/);
+      assert.ok(
+        html.includes(`<dt>Order number</dt><dd class="mono">pg-${orderSeq}</dd>`),
+        'order number shown',
+      );
+      assert.match(
+        html,
+        /<svg class="qr" role="img" aria-labelledby="qr-title"[^>]*><title id="qr-title">UPI QR code to pay ₹1,23,456\.50 to Test Shop<\/title><path/,
+      );
       const tr = `tr=${p.id}`;
       for (const scheme of ['upi://pay?', 'tez://upi/pay?', 'phonepe://pay?', 'paytmmp://pay?']) {
         assert.ok(html.includes(`href="${scheme}pa=`), `${scheme} link`);
       }
-      assert.ok(html.includes(`am=123456.50&amp;cu=INR&amp;${tr}&amp;tn=pg-${orderSeq}"`), 'the links carry the amount, payment id and order');
+      assert.ok(
+        html.includes(`am=123456.50&amp;cu=INR&amp;${tr}&amp;tn=pg-${orderSeq}"`),
+        'the links carry the amount, payment id and order',
+      );
       assert.match(html, /<time class="left" datetime="PT15M0S">15 min 00 s<\/time>/);
       assert.match(html, new RegExp(`<form class="sim" method="post" action="/pay/${p.id}/simulate">`));
-      assert.match(html, /<button class="btn ok" type="submit" name="status" value="SUCCESS">Simulate success<\/button>/);
-      assert.match(html, /<button class="btn fail" type="submit" name="status" value="FAILED">Simulate failure<\/button>/);
+      assert.match(
+        html,
+        /<button class="btn ok" type="submit" name="status" value="SUCCESS">Simulate success<\/button>/,
+      );
+      assert.match(
+        html,
+        /<button class="btn fail" type="submit" name="status" value="FAILED">Simulate failure<\/button>/,
+      );
     });
 
     it('shows the P2P page and the offsite cashier page the same way', async () => {
@@ -120,14 +146,18 @@ for (const kind of DATABASES) {
 
     it('escapes the merchant name and the order number', async () => {
       const m = await gw().paygate.services.merchants.create({ name: 'Chai & <Snacks> "Co"' });
-      const res = await gw().post('/payments/onsite/payin', { money: { amount: 10 }, merchant_order_no: '<b>o&1</b>' }, { key: m.api_key });
+      const res = await gw().post(
+        '/payments/onsite/payin',
+        { money: { amount: 10 }, merchant_order_no: '<b>o&1</b>' },
+        { key: m.api_key },
+      );
       const page = await get(gw(), `/pay/${res.body.payment_id}`);
       assert.match(page.html, /<h1[^>]*>Chai &amp; &lt;Snacks&gt; &quot;Co&quot;<\/h1>/);
       assert.ok(page.html.includes('&lt;b&gt;o&amp;1&lt;/b&gt;'));
       assert.doesNotMatch(page.html, /<b>|<Snacks>/);
     });
 
-    it('answers a 404 page for an unknown id, a payout id and another flow\'s page', async () => {
+    it("answers a 404 page for an unknown id, a payout id and another flow's page", async () => {
       await gw().paygate.services.wallets.topUp(gw().merchant.merchant_id, 'INR', 100_000);
       const payout = await gw().post('/payments/payout', {
         money: { amount: 100 },
@@ -201,14 +231,23 @@ for (const kind of DATABASES) {
       }
       assert.deepEqual(await status(gw(), p.id), first);
       assert.equal(await available(gw()), balance);
-      const deliveries = await gw().database.db.selectFrom('callback_deliveries').select('id').where('payment_id', '=', p.id).execute();
+      const deliveries = await gw()
+        .database.db.selectFrom('callback_deliveries')
+        .select('id')
+        .where('payment_id', '=', p.id)
+        .execute();
       assert.equal(deliveries.length, 1, 'one final status, one callback');
     });
 
     it('P2P: after the final status the customer goes (303) to redirect_url with payment_id, merchant_order_no and status', async () => {
-      const p = await payin(gw(), 'p2p', { redirect_url: 'https://shop.example/return?cart=7&note=a%20b#done' });
+      const p = await payin(gw(), 'p2p', {
+        redirect_url: 'https://shop.example/return?cart=7&note=a%20b#done',
+      });
       const page = await get(gw(), p.path);
-      assert.match(String(page.headers['content-security-policy']), /form-action 'self' https:\/\/shop\.example;/);
+      assert.match(
+        String(page.headers['content-security-policy']),
+        /form-action 'self' https:\/\/shop\.example;/,
+      );
       const res = await post(gw(), `${p.path}/simulate`, 'status=SUCCESS');
       assert.equal(res.status, 303);
       const order = `pg-${orderSeq}`;
@@ -231,11 +270,18 @@ for (const kind of DATABASES) {
     it('P2P: a redirect_url without a query gets one; a failure is reported as FAILED; an order number is encoded', async () => {
       const n = ++orderSeq;
       const order = `p2p #${n}&x`;
-      const res = await gw().post('/payments/p2p/payin', { money: { amount: 5 }, merchant_order_no: order, redirect_url: 'http://127.0.0.1:9/back' });
+      const res = await gw().post('/payments/p2p/payin', {
+        money: { amount: 5 },
+        merchant_order_no: order,
+        redirect_url: 'http://127.0.0.1:9/back',
+      });
       assert.equal(res.status, 200, res.text);
       const path = `/p2p/${res.body.payment_id}`;
       const sim = await post(gw(), `${path}/simulate`, 'status=FAILED');
-      assert.equal(sim.headers.location, `http://127.0.0.1:9/back?payment_id=${res.body.payment_id}&merchant_order_no=p2p%20%23${n}%26x&status=FAILED`);
+      assert.equal(
+        sim.headers.location,
+        `http://127.0.0.1:9/back?payment_id=${res.body.payment_id}&merchant_order_no=p2p%20%23${n}%26x&status=FAILED`,
+      );
       assert.equal(new URL(String(sim.headers.location)).searchParams.get('merchant_order_no'), order);
     });
 
@@ -277,7 +323,11 @@ for (const kind of DATABASES) {
     it('shows no buttons for a pay-in on a live channel and refuses to simulate it', async () => {
       const p = await payin(gw(), 'onsite');
       // A live bank adapter is not built yet; mark the row as one to see the page treat it as real.
-      await gw().database.db.updateTable('transactions').set({ channel: 'bank' }).where('payment_id', '=', p.id).execute();
+      await gw()
+        .database.db.updateTable('transactions')
+        .set({ channel: 'bank' })
+        .where('payment_id', '=', p.id)
+        .execute();
       const page = await get(gw(), p.path);
       assert.equal(page.status, 200);
       assert.match(page.html, /<svg class="qr"/);

@@ -51,7 +51,12 @@ async function fundedMerchant(g: Gateway, paise: number) {
   return { ...m, post, balance };
 }
 
-async function count(g: Gateway, table: 'transactions' | 'ledger_entries' | 'transaction_events', column: 'merchant_id' | 'payment_id', value: string) {
+async function count(
+  g: Gateway,
+  table: 'transactions' | 'ledger_entries' | 'transaction_events',
+  column: 'merchant_id' | 'payment_id',
+  value: string,
+) {
   const row = await g.database.db
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -73,7 +78,14 @@ for (const kind of DATABASES) {
       const m = await fundedMerchant(gw(), 100_000);
       const res = await m.post(PAYOUT, payout(250.5));
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(Object.keys(res.body).sort(), ['amount', 'currency', 'message', 'payment_id', 'status', 'success']);
+      assert.deepEqual(Object.keys(res.body).sort(), [
+        'amount',
+        'currency',
+        'message',
+        'payment_id',
+        'status',
+        'success',
+      ]);
       assert.equal(res.body.success, true);
       assert.match(res.body.payment_id, /^[A-Za-z0-9]{32}$/);
       assert.equal(res.body.amount, 250.5);
@@ -83,7 +95,12 @@ for (const kind of DATABASES) {
       assert.equal(res.headers['idempotent-replayed'], undefined);
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 749.5, held: 250.5 });
       const status = await m.post(STATUS, { payment_id: res.body.payment_id });
-      assert.deepEqual(status.body, { status: 'PENDING', money: { amount: 250.5, currency: 'INR' }, channel_txn_id: '', utr: '' });
+      assert.deepEqual(status.body, {
+        status: 'PENDING',
+        money: { amount: 250.5, currency: 'INR' },
+        channel_txn_id: '',
+        utr: '',
+      });
       assert.deepEqual(Object.keys(status.body), ['status', 'money', 'channel_txn_id', 'utr']);
     });
 
@@ -132,13 +149,15 @@ for (const kind of DATABASES) {
       }
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 0, held: 2000.1 });
       assertShapeA(await m.post(PAYOUT, payout(0.01)), 400, 'INSUFFICIENT_BALANCE');
-      for (const payment_id of ids) assert.equal((await m.post(COMPLETE, { payment_id, status: 'SUCCESS' })).status, 200);
+      for (const payment_id of ids)
+        assert.equal((await m.post(COMPLETE, { payment_id, status: 'SUCCESS' })).status, 200);
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 0, held: 0 });
     });
 
     it('validates the receiver: name 1–100, account_no 9–18 digits, ifsc_code ^[A-Z]{4}0[A-Z0-9]{6}$', async () => {
       const m = await fundedMerchant(gw(), 1_000_000);
-      const withReceiver = (receiver: Record<string, unknown>) => m.post(PAYOUT, { ...payout(1), receiver: { ...RECEIVER, ...receiver } });
+      const withReceiver = (receiver: Record<string, unknown>) =>
+        m.post(PAYOUT, { ...payout(1), receiver: { ...RECEIVER, ...receiver } });
       for (const ok of [
         { name: 'A' },
         { name: 'n'.repeat(100) },
@@ -169,8 +188,12 @@ for (const kind of DATABASES) {
       for (const [receiver, expected] of cases) {
         assert.deepEqual(issues(await withReceiver(receiver)), [expected], JSON.stringify(receiver));
       }
-      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), receiver: undefined })), ['body.receiver:missing']);
-      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), receiver: 'Asha' })), ['body.receiver:model_type']);
+      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), receiver: undefined })), [
+        'body.receiver:missing',
+      ]);
+      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), receiver: 'Asha' })), [
+        'body.receiver:model_type',
+      ]);
       assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), receiver: {} })), [
         'body.receiver.account_no:missing',
         'body.receiver.ifsc_code:missing',
@@ -181,11 +204,21 @@ for (const kind of DATABASES) {
     it('validates the order number (1–32), the amount, the currency, callback_url and user_details', async () => {
       const m = await fundedMerchant(gw(), 1_000_000);
       const stem = orderNo();
-      assert.equal((await m.post(PAYOUT, { ...payout(1), merchant_order_no: stem + 'x'.repeat(32 - stem.length) })).status, 200);
+      assert.equal(
+        (await m.post(PAYOUT, { ...payout(1), merchant_order_no: stem + 'x'.repeat(32 - stem.length) }))
+          .status,
+        200,
+      );
       assert.equal((await m.post(PAYOUT, { ...payout(1), merchant_order_no: '1' })).status, 200);
-      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), merchant_order_no: 'x'.repeat(33) })), ['body.merchant_order_no:string_too_long']);
-      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), merchant_order_no: '' })), ['body.merchant_order_no:string_too_short']);
-      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), merchant_order_no: undefined })), ['body.merchant_order_no:missing']);
+      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), merchant_order_no: 'x'.repeat(33) })), [
+        'body.merchant_order_no:string_too_long',
+      ]);
+      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), merchant_order_no: '' })), [
+        'body.merchant_order_no:string_too_short',
+      ]);
+      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), merchant_order_no: undefined })), [
+        'body.merchant_order_no:missing',
+      ]);
       for (const [amount, type] of [
         [0, 'greater_than'],
         [-1, 'greater_than'],
@@ -194,25 +227,56 @@ for (const kind of DATABASES) {
         ['10', 'float_type'],
         [null, 'float_type'],
       ] as const) {
-        assert.deepEqual(issues(await m.post(PAYOUT, payout(amount))), [`body.money.amount:${type}`], String(amount));
+        assert.deepEqual(
+          issues(await m.post(PAYOUT, payout(amount))),
+          [`body.money.amount:${type}`],
+          String(amount),
+        );
       }
-      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), money: undefined })), ['body.money:missing']);
+      assert.deepEqual(issues(await m.post(PAYOUT, { ...payout(1), money: undefined })), [
+        'body.money:missing',
+      ]);
       const usd = await m.post(PAYOUT, { ...payout(1), money: { amount: 1, currency: 'USD' } });
       assertShapeA(usd, 400, 'VALIDATION_INVALID_CURRENCY');
       assert.deepEqual(usd.body.error.metadata.supported_currencies, ['INR']);
       const noCurrency = await m.post(PAYOUT, { ...payout(1), money: { amount: 1 } });
       assert.equal(noCurrency.body.currency, 'INR');
-      assert.deepEqual(issues(await m.post(PAYOUT, payout(1, { callback_url: 'http://merchant.example.com/cb' }))), ['body.callback_url:url_scheme']);
-      assert.deepEqual(issues(await m.post(PAYOUT, payout(1, { callback_url: `https://m.example.com/${'c'.repeat(500)}` }))), ['body.callback_url:string_too_long']);
-      assert.equal((await m.post(PAYOUT, payout(1, { callback_url: 'https://merchant.example.com/cb' }))).status, 200);
-      assert.deepEqual(issues(await m.post(PAYOUT, payout(1, { user_details: { email: 'nope', phone_number: '1'.repeat(21) } }))), [
-        'body.user_details.email:value_error',
-        'body.user_details.phone_number:string_too_long',
-      ]);
-      assert.equal((await m.post(PAYOUT, payout(1, { user_details: { email: 'a@example.com', user_name: 'Asha' }, extra: [1] }))).status, 200);
+      assert.deepEqual(
+        issues(await m.post(PAYOUT, payout(1, { callback_url: 'http://merchant.example.com/cb' }))),
+        ['body.callback_url:url_scheme'],
+      );
+      assert.deepEqual(
+        issues(await m.post(PAYOUT, payout(1, { callback_url: `https://m.example.com/${'c'.repeat(500)}` }))),
+        ['body.callback_url:string_too_long'],
+      );
+      assert.equal(
+        (await m.post(PAYOUT, payout(1, { callback_url: 'https://merchant.example.com/cb' }))).status,
+        200,
+      );
+      assert.deepEqual(
+        issues(
+          await m.post(PAYOUT, payout(1, { user_details: { email: 'nope', phone_number: '1'.repeat(21) } })),
+        ),
+        ['body.user_details.email:value_error', 'body.user_details.phone_number:string_too_long'],
+      );
+      assert.equal(
+        (
+          await m.post(
+            PAYOUT,
+            payout(1, { user_details: { email: 'a@example.com', user_name: 'Asha' }, extra: [1] }),
+          )
+        ).status,
+        200,
+      );
       // Every violation at once.
       assert.deepEqual(
-        issues(await m.post(PAYOUT, { money: { amount: 0 }, merchant_order_no: '', receiver: { name: '', account_no: '1', ifsc_code: 'x' } })),
+        issues(
+          await m.post(PAYOUT, {
+            money: { amount: 0 },
+            merchant_order_no: '',
+            receiver: { name: '', account_no: '1', ifsc_code: 'x' },
+          }),
+        ),
         [
           'body.merchant_order_no:string_too_short',
           'body.money.amount:greater_than',
@@ -242,12 +306,18 @@ for (const kind of DATABASES) {
       }
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 990, held: 10 });
       // Still the creation response after the payout is final.
-      assert.equal((await m.post(COMPLETE, { payment_id: first.body.payment_id, status: 'SUCCESS' })).status, 200);
+      assert.equal(
+        (await m.post(COMPLETE, { payment_id: first.body.payment_id, status: 'SUCCESS' })).status,
+        200,
+      );
       const late = await m.post(PAYOUT, body);
       assert.equal(late.text, first.text);
       assert.equal(late.body.status, 'PENDING');
       // Payouts and pay-ins have separate order numbers.
-      const payin = await m.post('/payments/onsite/payin', { money: { amount: 10 }, merchant_order_no: body.merchant_order_no });
+      const payin = await m.post('/payments/onsite/payin', {
+        money: { amount: 10 },
+        merchant_order_no: body.merchant_order_no,
+      });
       assert.equal(payin.status, 200, payin.text);
       assert.equal(await count(gw(), 'transactions', 'merchant_id', m.merchant_id), 2);
     });
@@ -256,11 +326,19 @@ for (const kind of DATABASES) {
       const m = await fundedMerchant(gw(), 100_000);
       const body = payout(25);
       const replies = await Promise.all(Array.from({ length: 16 }, () => m.post(PAYOUT, body)));
-      assert.deepEqual(replies.map((r) => r.status), Array(16).fill(200));
+      assert.deepEqual(
+        replies.map((r) => r.status),
+        Array(16).fill(200),
+      );
       assert.equal(new Set(replies.map((r) => r.body.payment_id)).size, 1);
       assert.equal(replies.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 15);
       assert.equal(await count(gw(), 'transactions', 'merchant_id', m.merchant_id), 1);
-      const holds = await gw().database.db.selectFrom('ledger_entries').select('journal_id').where('payment_id', '=', replies[0]?.body.payment_id).where('kind', '=', 'payout_hold').execute();
+      const holds = await gw()
+        .database.db.selectFrom('ledger_entries')
+        .select('journal_id')
+        .where('payment_id', '=', replies[0]?.body.payment_id)
+        .where('kind', '=', 'payout_hold')
+        .execute();
       assert.equal(new Set(holds.map((h) => h.journal_id)).size, 1);
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 975, held: 25 });
     });
@@ -293,7 +371,12 @@ for (const kind of DATABASES) {
         assertShapeA(await m.post(COMPLETE, { payment_id: id, status }), 409, 'INVALID_STATE');
       }
       const final = await m.post(STATUS, { payment_id: ok.body.payment_id });
-      assert.deepEqual(final.body, { status: 'SUCCESS', money: { amount: 300, currency: 'INR' }, channel_txn_id: success.body.channel_txn_id, utr: success.body.utr });
+      assert.deepEqual(final.body, {
+        status: 'SUCCESS',
+        money: { amount: 300, currency: 'INR' },
+        channel_txn_id: success.body.channel_txn_id,
+        utr: success.body.utr,
+      });
       assert.equal((await m.post(STATUS, { payment_id: bad.body.payment_id })).body.status, 'FAILED');
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 700, held: 0 });
       assert.equal(await count(gw(), 'transaction_events', 'payment_id', ok.body.payment_id), 1);
@@ -304,14 +387,25 @@ for (const kind of DATABASES) {
       const m = await fundedMerchant(gw(), 100_000);
       const other = await fundedMerchant(gw(), 100_000);
       const theirs = await other.post(PAYOUT, payout(5));
-      const payin = await m.post('/payments/offsite/payin', { money: { amount: 5 }, merchant_order_no: orderNo() });
+      const payin = await m.post('/payments/offsite/payin', {
+        money: { amount: 5 },
+        merchant_order_no: orderNo(),
+      });
       for (const payment_id of ['Z'.repeat(32), theirs.body.payment_id, payin.body.payment_id, '', 'short']) {
         const res = await m.post(STATUS, { payment_id });
         if (payment_id === '') assert.deepEqual(issues(res), ['body.payment_id:string_too_short']);
         else assertShapeA(res, 404, 'PAYMENT_NOT_FOUND');
       }
-      assertShapeA(await m.post(COMPLETE, { payment_id: theirs.body.payment_id, status: 'SUCCESS' }), 404, 'PAYMENT_NOT_FOUND');
-      assertShapeA(await m.post(COMPLETE, { payment_id: payin.body.payment_id, status: 'SUCCESS' }), 404, 'PAYMENT_NOT_FOUND');
+      assertShapeA(
+        await m.post(COMPLETE, { payment_id: theirs.body.payment_id, status: 'SUCCESS' }),
+        404,
+        'PAYMENT_NOT_FOUND',
+      );
+      assertShapeA(
+        await m.post(COMPLETE, { payment_id: payin.body.payment_id, status: 'SUCCESS' }),
+        404,
+        'PAYMENT_NOT_FOUND',
+      );
       assert.deepEqual(issues(await m.post(STATUS, {})), ['body.payment_id:missing']);
       assert.equal((await other.post(STATUS, { payment_id: theirs.body.payment_id })).body.status, 'PENDING');
       assert.deepEqual(await other.balance(), { currency: 'INR', available: 995, held: 5 });
@@ -320,35 +414,51 @@ for (const kind of DATABASES) {
     it('answers a live merchant 403 LIVE_CHANNEL_NOT_CONFIGURED and 403 SANDBOX_ONLY, and holds nothing', async () => {
       const live = await gw().newMerchant({ live: true });
       await gw().paygate.services.wallets.topUp(live.merchant_id, 'INR', 100_000);
-      assertShapeA(await gw().post(PAYOUT, payout(10), { key: live.api_key }), 403, 'LIVE_CHANNEL_NOT_CONFIGURED');
-      assertShapeA(await gw().post(COMPLETE, { payment_id: 'Q'.repeat(32), status: 'SUCCESS' }, { key: live.api_key }), 403, 'SANDBOX_ONLY');
+      assertShapeA(
+        await gw().post(PAYOUT, payout(10), { key: live.api_key }),
+        403,
+        'LIVE_CHANNEL_NOT_CONFIGURED',
+      );
+      assertShapeA(
+        await gw().post(COMPLETE, { payment_id: 'Q'.repeat(32), status: 'SUCCESS' }, { key: live.api_key }),
+        403,
+        'SANDBOX_ONLY',
+      );
       const b = await gw().post('/wallet/balance', {}, { key: live.api_key });
       assert.deepEqual(b.body, { currency: 'INR', available: 1000, held: 0 });
     });
   });
 
   describe(`payout settlement by the worker on ${kind}`, { skip: await skipFor(kind) }, () => {
-    const gw = useGateway(kind, { worker: true, env: { SANDBOX_PAYOUT_SETTLE_MS: '800', WORKER_POLL_MS: '100' } });
+    const gw = useGateway(kind, {
+      worker: true,
+      env: { SANDBOX_PAYOUT_SETTLE_MS: '800', WORKER_POLL_MS: '100' },
+    });
 
     afterEach(async () => {
       assert.deepEqual((await gw().paygate.services.wallets.verify()).problems, []);
     });
 
     /** Polls the status until it is final, returning every status seen in order (repeats collapsed). */
-    async function follow(post: (path: string, body: unknown) => Promise<Reply>, paymentId: string): Promise<{ seen: string[]; last: any }> {
+    async function follow(
+      post: (path: string, body: unknown) => Promise<Reply>,
+      paymentId: string,
+    ): Promise<{ seen: string[]; last: any }> {
       const seen: string[] = [];
       const deadline = Date.now() + 30_000;
       for (;;) {
         const res = await post(STATUS, { payment_id: paymentId });
         assert.equal(res.status, 200);
         if (seen.at(-1) !== res.body.status) seen.push(res.body.status);
-        if (res.body.status === 'SUCCESS' || res.body.status === 'FAILED' || Date.now() > deadline) return { seen, last: res.body };
+        if (res.body.status === 'SUCCESS' || res.body.status === 'FAILED' || Date.now() > deadline)
+          return { seen, last: res.body };
         await new Promise((r) => setTimeout(r, 25));
       }
     }
 
     const ORDER = ['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'];
-    const inOrder = (seen: string[]) => seen.every((s, i) => i === 0 || ORDER.indexOf(s) > ORDER.indexOf(seen[i - 1] ?? ''));
+    const inOrder = (seen: string[]) =>
+      seen.every((s, i) => i === 0 || ORDER.indexOf(s) > ORDER.indexOf(seen[i - 1] ?? ''));
 
     it('moves a payout PENDING → PROCESSING → SUCCESS, sets the utr and pays the held amount out', async () => {
       const m = await fundedMerchant(gw(), 500_000);
@@ -362,14 +472,25 @@ for (const kind of DATABASES) {
       assert.ok(last.channel_txn_id.length > 0);
       assert.deepEqual(last.money, { amount: 1234.56, currency: 'INR' });
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 3765.44, held: 0 });
-      assertShapeA(await m.post(COMPLETE, { payment_id: created.body.payment_id, status: 'FAILED' }), 409, 'INVALID_STATE');
-      const events = await gw().database.db.selectFrom('transaction_events').select(['status', 'source']).where('payment_id', '=', created.body.payment_id).execute();
+      assertShapeA(
+        await m.post(COMPLETE, { payment_id: created.body.payment_id, status: 'FAILED' }),
+        409,
+        'INVALID_STATE',
+      );
+      const events = await gw()
+        .database.db.selectFrom('transaction_events')
+        .select(['status', 'source'])
+        .where('payment_id', '=', created.body.payment_id)
+        .execute();
       assert.deepEqual(events, [{ status: 'SUCCESS', source: 'channel:sandbox' }]);
     });
 
     it('fails a payout to an account ending in 0000 and returns the held amount to available', async () => {
       const m = await fundedMerchant(gw(), 100_000);
-      const created = await m.post(PAYOUT, payout(400, { receiver: { ...RECEIVER, account_no: '5555550000' } }));
+      const created = await m.post(
+        PAYOUT,
+        payout(400, { receiver: { ...RECEIVER, account_no: '5555550000' } }),
+      );
       assert.equal(created.body.status, 'PENDING');
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 600, held: 400 });
       const { seen, last } = await follow(m.post, created.body.payment_id);
@@ -400,7 +521,14 @@ for (const kind of DATABASES) {
     it('settles many payouts, each exactly once, with the balances adding up', async () => {
       const m = await fundedMerchant(gw(), 1_000_000);
       const created = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => m.post(PAYOUT, payout(10 + i, { receiver: { ...RECEIVER, account_no: i % 4 === 0 ? '1110000' + '0000' : RECEIVER.account_no } }))),
+        Array.from({ length: 20 }, (_, i) =>
+          m.post(
+            PAYOUT,
+            payout(10 + i, {
+              receiver: { ...RECEIVER, account_no: i % 4 === 0 ? '1110000' + '0000' : RECEIVER.account_no },
+            }),
+          ),
+        ),
       );
       assert.ok(created.every((r) => r.status === 200));
       const finals = await Promise.all(created.map((r) => follow(m.post, r.body.payment_id)));
@@ -412,7 +540,8 @@ for (const kind of DATABASES) {
       const b = await m.balance();
       assert.equal(b.held, 0);
       assert.equal(Math.round(b.available * 100), 1_000_000 - paid * 100);
-      for (const r of created) assert.equal(await count(gw(), 'transaction_events', 'payment_id', r.body.payment_id), 1);
+      for (const r of created)
+        assert.equal(await count(gw(), 'transaction_events', 'payment_id', r.body.payment_id), 1);
     });
   });
 }

@@ -7,15 +7,35 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { API_PATHS } from '../src/http/plumbing.ts';
-import { decimalPlaces, feeFor, formatAmount, formatIndian, parseAmountText, toPaise, toRupees } from '../src/money.ts';
+import {
+  decimalPlaces,
+  feeFor,
+  formatAmount,
+  formatIndian,
+  parseAmountText,
+  toPaise,
+  toRupees,
+} from '../src/money.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway } from './support/harness.ts';
 
-const PATHS = [...API_PATHS, '/nowhere', '/payments', '/payments/payout/x', '/wallet/balance?currency=INR', '/payments/onsite/payin/'];
+const PATHS = [
+  ...API_PATHS,
+  '/nowhere',
+  '/payments',
+  '/payments/payout/x',
+  '/wallet/balance?currency=INR',
+  '/payments/onsite/payin/',
+];
 const METHODS = ['POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** Checks what a merchant would get back: never a 5xx, and a body in one of the documented shapes. */
-function assertDocumentedShape(status: number, headers: Record<string, unknown>, text: string, what: string): void {
+function assertDocumentedShape(
+  status: number,
+  headers: Record<string, unknown>,
+  text: string,
+  what: string,
+): void {
   assert.ok(status < 500, `${what} → ${status} ${text}`);
   const requestId = headers['x-request-id'];
   assert.ok(typeof requestId === 'string' && requestId.length > 0, `${what}: x-request-id`);
@@ -27,7 +47,10 @@ function assertDocumentedShape(status: number, headers: Record<string, unknown>,
     assert.ok(Array.isArray(body.detail) && body.detail.length > 0, `${what}: shape B detail`);
     for (const d of body.detail) {
       assert.deepEqual(Object.keys(d).sort(), ['loc', 'msg', 'type'], `${what}: shape B entry`);
-      assert.ok(Array.isArray(d.loc) && d.loc.length > 0 && d.loc.every((p: unknown) => typeof p === 'string'), `${what}: loc`);
+      assert.ok(
+        Array.isArray(d.loc) && d.loc.length > 0 && d.loc.every((p: unknown) => typeof p === 'string'),
+        `${what}: loc`,
+      );
       assert.ok(typeof d.msg === 'string' && typeof d.type === 'string', `${what}: msg and type`);
     }
     return;
@@ -42,26 +65,87 @@ function assertDocumentedShape(status: number, headers: Record<string, unknown>,
 }
 
 /** Strings that exercise the edges: any code unit (NUL, lone surrogates), and values close to valid ones. */
-const edgy = fc.string({ unit: fc.constantFrom('a', 'Z', '9', ' ', '-', '\u0000', '\u0007', '\uD800', '\uDC00', 'é', '₹', '😀', '"', '\\'), maxLength: 12 });
+const edgy = fc.string({
+  unit: fc.constantFrom(
+    'a',
+    'Z',
+    '9',
+    ' ',
+    '-',
+    '\u0000',
+    '\u0007',
+    '\uD800',
+    '\uDC00',
+    'é',
+    '₹',
+    '😀',
+    '"',
+    '\\',
+  ),
+  maxLength: 12,
+});
 const text = fc.oneof(
   fc.string(),
   edgy,
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', 'INR', 'USD', 'SUCCESS', 'FAILED', 'https://merchant.example.com/cb', 'http://127.0.0.1/', 'HDFC0001234', '123456789', 'a@b.co', '\u0000', 'x'.repeat(600)),
+  fc.constantFrom(
+    '',
+    'INR',
+    'USD',
+    'SUCCESS',
+    'FAILED',
+    'https://merchant.example.com/cb',
+    'http://127.0.0.1/',
+    'HDFC0001234',
+    '123456789',
+    'a@b.co',
+    '\u0000',
+    'x'.repeat(600),
+  ),
 );
 const number = fc.oneof(
   fc.double(),
   fc.integer(),
-  fc.constantFrom(0, 0.01, 0.005, 1.1, 500, 999.99, 1e7, 1e7 + 0.01, -1, 1e21, 5e-324, Number.MAX_SAFE_INTEGER),
+  fc.constantFrom(
+    0,
+    0.01,
+    0.005,
+    1.1,
+    500,
+    999.99,
+    1e7,
+    1e7 + 0.01,
+    -1,
+    1e21,
+    5e-324,
+    Number.MAX_SAFE_INTEGER,
+  ),
 );
-const value = fc.oneof(text, number, fc.boolean(), fc.constant(null), fc.anything({ maxDepth: 2, stringUnit: 'binary' }));
-const maybe = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: arb }, { weight: 1, arbitrary: value });
+const value = fc.oneof(
+  text,
+  number,
+  fc.boolean(),
+  fc.constant(null),
+  fc.anything({ maxDepth: 2, stringUnit: 'binary' }),
+);
+const maybe = <T>(arb: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 3, arbitrary: arb }, { weight: 1, arbitrary: value });
 
 /** Objects shaped almost like a valid request of some endpoint, with any part swapped for junk. */
 const almostValid = fc.record(
   {
-    money: maybe(fc.record({ amount: maybe(fc.constantFrom(1, 2.5, 10)), currency: maybe(fc.constantFrom('INR', 'USD', null)) }, { requiredKeys: ['amount'] })),
-    merchant_order_no: maybe(fc.oneof(edgy.map((s) => `${s}`), fc.string({ unit: 'binary', minLength: 0, maxLength: 40 }))),
+    money: maybe(
+      fc.record(
+        { amount: maybe(fc.constantFrom(1, 2.5, 10)), currency: maybe(fc.constantFrom('INR', 'USD', null)) },
+        { requiredKeys: ['amount'] },
+      ),
+    ),
+    merchant_order_no: maybe(
+      fc.oneof(
+        edgy.map((s) => `${s}`),
+        fc.string({ unit: 'binary', minLength: 0, maxLength: 40 }),
+      ),
+    ),
     receiver: maybe(
       fc.record(
         {
@@ -72,10 +156,34 @@ const almostValid = fc.record(
         { requiredKeys: [] },
       ),
     ),
-    callback_url: maybe(fc.oneof(text, edgy.map((s) => `https://merchant.example.com/${s}`))),
-    redirect_url: maybe(fc.oneof(text, edgy.map((s) => `https://merchant.example.com/${s}`))),
+    callback_url: maybe(
+      fc.oneof(
+        text,
+        edgy.map((s) => `https://merchant.example.com/${s}`),
+      ),
+    ),
+    redirect_url: maybe(
+      fc.oneof(
+        text,
+        edgy.map((s) => `https://merchant.example.com/${s}`),
+      ),
+    ),
     phone: maybe(edgy),
-    user_details: maybe(fc.record({ phone_number: maybe(edgy), user_name: maybe(edgy), email: maybe(fc.oneof(text, edgy.map((s) => `${s}@example.com`))) }, { requiredKeys: [] })),
+    user_details: maybe(
+      fc.record(
+        {
+          phone_number: maybe(edgy),
+          user_name: maybe(edgy),
+          email: maybe(
+            fc.oneof(
+              text,
+              edgy.map((s) => `${s}@example.com`),
+            ),
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
     payment_id: maybe(fc.oneof(text, edgy, fc.stringMatching(/^[A-Za-z0-9]{32}$/))),
     status: maybe(fc.constantFrom('SUCCESS', 'FAILED')),
     currency: maybe(fc.constantFrom('INR', 'EUR', null)),
@@ -88,7 +196,20 @@ const body: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 2, arbitrary: fc.json() },
   { weight: 1, arbitrary: fc.anything({ maxDepth: 3, stringUnit: 'binary' }).map((v) => JSON.stringify(v)) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }) },
-  { weight: 1, arbitrary: fc.constantFrom(undefined, '', '{', 'null', '[]', '{"money":}', '\u0000', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      undefined,
+      '',
+      '{',
+      'null',
+      '[]',
+      '{"money":}',
+      '\u0000',
+      '{"__proto__":{"x":1}}',
+      '{"constructor":{"prototype":{}}}',
+    ),
+  },
 );
 
 for (const kind of DATABASES) {
@@ -118,7 +239,16 @@ for (const kind of DATABASES) {
             '',
           ),
           authorization: fc.oneof(
-            fc.constantFrom(`Bearer ${key}`, `bearer  ${key}`, `Bearer ${liveKey}`, `Bearer ${key}x`, `Basic ${key}`, 'Bearer', 'Bearer sk_test_', ''),
+            fc.constantFrom(
+              `Bearer ${key}`,
+              `bearer  ${key}`,
+              `Bearer ${liveKey}`,
+              `Bearer ${key}x`,
+              `Basic ${key}`,
+              'Bearer',
+              'Bearer sk_test_',
+              '',
+            ),
             fc.string().map((s) => `Bearer ${s}`),
           ),
           'x-request-id': fc.oneof(fc.string(), fc.stringMatching(/^[A-Za-z0-9-]{1,140}$/)),
@@ -129,18 +259,44 @@ for (const kind of DATABASES) {
         { requiredKeys: ['authorization'] },
       );
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...PATHS), fc.constantFrom(...METHODS), body, headers, async (path, method, payload, hdrs) => {
-          const clean: Record<string, string> = {};
-          for (const [name, v] of Object.entries(hdrs)) if (v !== undefined && v !== '') clean[name] = v;
-          const res = await gw().app.inject({ method, url: path, headers: clean, payload: method === 'GET' ? undefined : payload });
-          assertDocumentedShape(res.statusCode, res.headers, res.body, `${method} ${path} ${JSON.stringify(clean)} ${JSON.stringify(payload)}`);
-        }),
+        fc.asyncProperty(
+          fc.constantFrom(...PATHS),
+          fc.constantFrom(...METHODS),
+          body,
+          headers,
+          async (path, method, payload, hdrs) => {
+            const clean: Record<string, string> = {};
+            for (const [name, v] of Object.entries(hdrs)) if (v !== undefined && v !== '') clean[name] = v;
+            const res = await gw().app.inject({
+              method,
+              url: path,
+              headers: clean,
+              payload: method === 'GET' ? undefined : payload,
+            });
+            assertDocumentedShape(
+              res.statusCode,
+              res.headers,
+              res.body,
+              `${method} ${path} ${JSON.stringify(clean)} ${JSON.stringify(payload)}`,
+            );
+          },
+        ),
         { numRuns: 400 },
       );
     });
 
     it('answers almost-valid requests to the payment endpoints with 200, shape A or shape B, and never a 5xx', async () => {
-      const paths = ['/payments/onsite/payin', '/payments/offsite/payin', '/payments/p2p/payin', '/payments/payout', '/payments/payin_status', '/payments/payout_status', '/sandbox/payin/complete', '/sandbox/payout/complete', '/wallet/balance'];
+      const paths = [
+        '/payments/onsite/payin',
+        '/payments/offsite/payin',
+        '/payments/p2p/payin',
+        '/payments/payout',
+        '/payments/payin_status',
+        '/payments/payout_status',
+        '/sandbox/payin/complete',
+        '/sandbox/payout/complete',
+        '/wallet/balance',
+      ];
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...paths), almostValid, async (path, request) => {
           const res = await gw().post(path, request);
@@ -152,25 +308,51 @@ for (const kind of DATABASES) {
     });
 
     it('answers valid requests with one text field set to unusual text with 200, 409 or 422, never a 5xx', async () => {
-      const fields = ['merchant_order_no', 'callback_url', 'redirect_url', 'phone', 'user_details.user_name', 'user_details.phone_number', 'user_details.email', 'receiver.name'];
-      const creations = ['/payments/onsite/payin', '/payments/offsite/payin', '/payments/p2p/payin', '/payments/payout'];
+      const fields = [
+        'merchant_order_no',
+        'callback_url',
+        'redirect_url',
+        'phone',
+        'user_details.user_name',
+        'user_details.phone_number',
+        'user_details.email',
+        'receiver.name',
+      ];
+      const creations = [
+        '/payments/onsite/payin',
+        '/payments/offsite/payin',
+        '/payments/p2p/payin',
+        '/payments/payout',
+      ];
       let n = 0;
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...creations), fc.constantFrom(...fields), edgy, async (path, field, unusual) => {
-          const request: Record<string, any> = {
-            money: { amount: 1 },
-            merchant_order_no: `edgy-${++n}`,
-            receiver: { name: 'Asha Rao', account_no: '123456789', ifsc_code: 'HDFC0001234' },
-            user_details: {},
-          };
-          const [outer, inner] = field.split('.') as [string, string | undefined];
-          const written = field.endsWith('url') ? `https://merchant.example.com/${unusual}` : field.endsWith('email') ? `${unusual}@example.com` : unusual;
-          if (inner) request[outer][inner] = written;
-          else request[outer] = written;
-          const res = await gw().post(path, request);
-          assertDocumentedShape(res.status, res.headers, res.text, `${path} ${JSON.stringify(request)}`);
-          assert.ok([200, 409, 422].includes(res.status), `${path} ${JSON.stringify(request)} → ${res.status} ${res.text}`);
-        }),
+        fc.asyncProperty(
+          fc.constantFrom(...creations),
+          fc.constantFrom(...fields),
+          edgy,
+          async (path, field, unusual) => {
+            const request: Record<string, any> = {
+              money: { amount: 1 },
+              merchant_order_no: `edgy-${++n}`,
+              receiver: { name: 'Asha Rao', account_no: '123456789', ifsc_code: 'HDFC0001234' },
+              user_details: {},
+            };
+            const [outer, inner] = field.split('.') as [string, string | undefined];
+            const written = field.endsWith('url')
+              ? `https://merchant.example.com/${unusual}`
+              : field.endsWith('email')
+                ? `${unusual}@example.com`
+                : unusual;
+            if (inner) request[outer][inner] = written;
+            else request[outer] = written;
+            const res = await gw().post(path, request);
+            assertDocumentedShape(res.status, res.headers, res.text, `${path} ${JSON.stringify(request)}`);
+            assert.ok(
+              [200, 409, 422].includes(res.status),
+              `${path} ${JSON.stringify(request)} → ${res.status} ${res.text}`,
+            );
+          },
+        ),
         { numRuns: 300 },
       );
     });
@@ -206,11 +388,15 @@ describe('money properties', () => {
 
   it('counts the decimal places of the text a JSON number was written as', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 999_999_999 }), fc.stringMatching(/^[0-9]{0,6}$/), (whole, fraction) => {
-        const written = fraction ? `${whole}.${fraction}` : `${whole}`;
-        const significant = fraction.replace(/0+$/, '').length;
-        assert.equal(decimalPlaces(Number(written)), significant, written);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 999_999_999 }),
+        fc.stringMatching(/^[0-9]{0,6}$/),
+        (whole, fraction) => {
+          const written = fraction ? `${whole}.${fraction}` : `${whole}`;
+          const significant = fraction.replace(/0+$/, '').length;
+          assert.equal(decimalPlaces(Number(written)), significant, written);
+        },
+      ),
     );
   });
 

@@ -6,7 +6,10 @@ const CallbackBody = {
   properties: {
     payment_id: { type: 'string' },
     merchant_order_no: { type: 'string' },
-    amount: { type: 'number', description: 'Written with exactly two decimals (500.00); sign this text as it appears.' },
+    amount: {
+      type: 'number',
+      description: 'Written with exactly two decimals (500.00); sign this text as it appears.',
+    },
     currency: { type: 'string' },
     status: { type: 'string', enum: ['SUCCESS', 'FAILED'] },
     utr: { type: 'string' },
@@ -27,7 +30,8 @@ export const CALLBACKS = {
             'Final status of the transaction. Headers: X-Verification-Token = lowercase hex HMAC-SHA256 of ' +
             'payment_id:amount:status with your webhook secret; X-Callback-Attempt = 1, 2, …; ' +
             'User-Agent = paygate-callback/VERSION.',
-          content: { 'application/json': { schema: CallbackBody } } },
+          content: { 'application/json': { schema: CallbackBody } },
+        },
         responses: { 200: { description: 'Delivered. Any other answer is retried.' } },
       },
     },

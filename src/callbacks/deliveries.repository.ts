@@ -30,14 +30,16 @@ export async function claimDueDeliveries(
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .orderBy('next_attempt_at')
     .limit(limit);
-  return db
-    .updateTable('callback_deliveries')
-    .set({ lease_until: now + leaseMs })
-    // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
-    // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every pending row.
-    .where('id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
-    .returningAll()
-    .execute();
+  return (
+    db
+      .updateTable('callback_deliveries')
+      .set({ lease_until: now + leaseMs })
+      // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
+      // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every pending row.
+      .where('id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
+      .returningAll()
+      .execute()
+  );
 }
 
 /**

@@ -4,12 +4,22 @@
  * `POST /sandbox/payin/complete`), always through the gateway's `SettlementSink`.
  */
 import { base62, newUtr } from '../ids.ts';
-import type { Channel, FinalOutcome, PayinInstructions, PayinOpening, PayoutInFlight, SettlementSink } from './channel.ts';
+import type {
+  Channel,
+  FinalOutcome,
+  PayinInstructions,
+  PayinOpening,
+  PayoutInFlight,
+  SettlementSink,
+} from './channel.ts';
 
 /** Receiver accounts ending in this fail in the sandbox. */
 export const SANDBOX_FAILING_ACCOUNT_SUFFIX = '0000';
 
-export function sandboxOutcome(status: 'SUCCESS' | 'FAILED', channelTxnId = `SBX${base62(17)}`): FinalOutcome {
+export function sandboxOutcome(
+  status: 'SUCCESS' | 'FAILED',
+  channelTxnId = `SBX${base62(17)}`,
+): FinalOutcome {
   return { status, utr: status === 'SUCCESS' ? newUtr() : '', channelTxnId };
 }
 
@@ -43,7 +53,13 @@ export class SandboxChannel implements Channel {
   }
 
   /** Settles a payout at once, as the bank would report it. */
-  async completePayout(sink: SettlementSink, paymentId: string, channelTxnId: string, status: 'SUCCESS' | 'FAILED', source: string) {
+  async completePayout(
+    sink: SettlementSink,
+    paymentId: string,
+    channelTxnId: string,
+    status: 'SUCCESS' | 'FAILED',
+    source: string,
+  ) {
     return sink.settle(paymentId, sandboxOutcome(status, channelTxnId || undefined), source);
   }
 }

@@ -39,15 +39,27 @@ function initial(kind: DatabaseKind): Migration {
         .createTable('wallets')
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.id'))
         .addColumn('currency', 'text', (c) => c.notNull())
-        .addColumn('available', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`available >= 0`))
-        .addColumn('held', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`held >= 0`))
+        .addColumn('available', 'bigint', (c) =>
+          c
+            .notNull()
+            .defaultTo(0)
+            .check(sql`available >= 0`),
+        )
+        .addColumn('held', 'bigint', (c) =>
+          c
+            .notNull()
+            .defaultTo(0)
+            .check(sql`held >= 0`),
+        )
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('wallets_pk', ['merchant_id', 'currency'])
         .execute();
 
       await db.schema
         .createTable('ledger_entries')
-        .addColumn('id', serial, (c) => (kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('id', serial, (c) =>
+          kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+        )
         .addColumn('journal_id', 'text', (c) => c.notNull())
         .addColumn('kind', 'text', (c) => c.notNull())
         .addColumn('merchant_id', 'text', (c) => c.notNull())
@@ -57,7 +69,11 @@ function initial(kind: DatabaseKind): Migration {
         .addColumn('payment_id', 'text')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('ledger_entries_journal').on('ledger_entries').column('journal_id').execute();
+      await db.schema
+        .createIndex('ledger_entries_journal')
+        .on('ledger_entries')
+        .column('journal_id')
+        .execute();
       await db.schema
         .createIndex('ledger_entries_wallet')
         .on('ledger_entries')
@@ -110,7 +126,9 @@ function initial(kind: DatabaseKind): Migration {
 
       await db.schema
         .createTable('transaction_events')
-        .addColumn('id', serial, (c) => (kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('id', serial, (c) =>
+          kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+        )
         .addColumn('payment_id', 'text', (c) => c.notNull())
         .addColumn('status', 'text', (c) => c.notNull())
         .addColumn('source', 'text', (c) => c.notNull())
@@ -129,7 +147,9 @@ function initial(kind: DatabaseKind): Migration {
         .addColumn('merchant_id', 'text', (c) => c.notNull())
         .addColumn('url', 'text', (c) => c.notNull())
         .addColumn('body', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'delivered', 'failed')`))
+        .addColumn('status', 'text', (c) =>
+          c.notNull().check(sql`status in ('pending', 'delivered', 'failed')`),
+        )
         .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('max_attempts', 'integer', (c) => c.notNull())
         .addColumn('next_attempt_at', 'bigint')
@@ -152,7 +172,9 @@ function initial(kind: DatabaseKind): Migration {
 
       await db.schema
         .createTable('callback_attempts')
-        .addColumn('id', serial, (c) => (kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('id', serial, (c) =>
+          kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+        )
         .addColumn('delivery_id', 'text', (c) => c.notNull())
         .addColumn('attempt_no', 'integer', (c) => c.notNull())
         .addColumn('started_at', 'bigint', (c) => c.notNull())

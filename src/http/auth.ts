@@ -23,13 +23,15 @@ export function authHook(merchants: MerchantService) {
     const key = match[1];
     const principal = KEY_SHAPE.test(key) ? await merchants.authenticate(key) : null;
     if (!principal) throw new AppError('AUTH_INVALID_API_KEY', 'The API key is not valid');
-    if (principal.status !== 'active') throw new AppError('MERCHANT_DISABLED', 'The merchant account is disabled');
+    if (principal.status !== 'active')
+      throw new AppError('MERCHANT_DISABLED', 'The merchant account is disabled');
     request.principal = principal;
   };
 }
 
 /** The authenticated merchant of a request that passed the auth hook. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AppError('AUTH_MISSING', 'Authorization header with a Bearer API key is required');
+  if (!request.principal)
+    throw new AppError('AUTH_MISSING', 'Authorization header with a Bearer API key is required');
   return request.principal;
 }

@@ -94,7 +94,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 const RESPONSE_HEADERS = {
-  'x-request-id': { type: 'string', description: "The caller's x-request-id when it sent a sane one, else a fresh one" },
+  'x-request-id': {
+    type: 'string',
+    description: "The caller's x-request-id when it sent a sane one, else a fresh one",
+  },
 };
 
 /** The error responses a route can give, each described, for the OpenAPI document. */
@@ -104,7 +107,10 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
     const ref = Type.Ref(s === 422 ? 'ValidationError' : 'ErrorEnvelope');
     const headers =
       s === 429 || s === 503
-        ? { ...RESPONSE_HEADERS, 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying' } }
+        ? {
+            ...RESPONSE_HEADERS,
+            'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying' },
+          }
         : RESPONSE_HEADERS;
     out[s] = Type.Unsafe({ ...ref, description: ERROR_DESCRIPTIONS[s] ?? 'Error', headers });
   }
@@ -112,7 +118,11 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 }
 
 /** Describes a success response: its text and the headers it may carry. */
-export function success<T extends TSchema>(schema: T, description: string, headers: Record<string, string> = {}): T {
+export function success<T extends TSchema>(
+  schema: T,
+  description: string,
+  headers: Record<string, string> = {},
+): T {
   const described: Record<string, unknown> = { ...RESPONSE_HEADERS };
   for (const [name, text] of Object.entries(headers)) described[name] = { type: 'string', description: text };
   return { ...schema, description, headers: described };
@@ -120,5 +130,6 @@ export function success<T extends TSchema>(schema: T, description: string, heade
 
 /** The headers of a creation response. */
 export const CREATION_HEADERS = {
-  'Idempotent-Replayed': 'true when this is the original response of an earlier request with the same merchant_order_no and body',
+  'Idempotent-Replayed':
+    'true when this is the original response of an earlier request with the same merchant_order_no and body',
 };

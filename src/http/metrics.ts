@@ -28,7 +28,11 @@ export function registerHttpMetrics(app: FastifyInstance, metrics: Metrics): voi
     registers: [metrics.registry],
   });
   app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
   });

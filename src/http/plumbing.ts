@@ -82,7 +82,8 @@ export function lazyChildLogger(
   options: { level?: string; serializers?: unknown },
 ): FastifyBaseLogger {
   const pino = logger as Partial<PinoLike>;
-  if (options.level || options.serializers || typeof pino.isLevelEnabled !== 'function') return logger.child(bindings, options as never);
+  if (options.level || options.serializers || typeof pino.isLevelEnabled !== 'function')
+    return logger.child(bindings, options as never);
   return new LazyChildLogger(logger as PinoLike, bindings) as unknown as FastifyBaseLogger;
 }
 
@@ -126,7 +127,10 @@ export function registerJsonParser(app: FastifyInstance): void {
 
 function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
-  return reply.code(err.statusCode).type('application/json; charset=utf-8').send(envelope(err, reply.request.id));
+  return reply
+    .code(err.statusCode)
+    .type('application/json; charset=utf-8')
+    .send(envelope(err, reply.request.id));
 }
 
 const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
@@ -137,25 +141,41 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_BAD_URL: ['NOT_FOUND', 'Not found'],
 };
 
-export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function errorHandler(
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   if (error instanceof AppError) return sendAppError(reply, error);
   if (error instanceof ValidationError) return reply.code(422).send({ detail: error.detail });
   const fe = error as FastifyError;
   if (fe.validation) {
-    return reply.code(422).send({ detail: toValidationIssues(fe.validation as never, fe.validationContext ?? 'body') });
+    return reply
+      .code(422)
+      .send({ detail: toValidationIssues(fe.validation as never, fe.validationContext ?? 'body') });
   }
   const known = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (known) return sendAppError(reply, new AppError(known[0], known[1]));
   if (isUnavailableError(error)) {
     request.log.warn({ err: error }, 'storage unavailable');
-    return sendAppError(reply, new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable', {}, { 'Retry-After': '5' }));
+    return sendAppError(
+      reply,
+      new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable', {}, { 'Retry-After': '5' }),
+    );
   }
   if (fe.statusCode === 404) return sendAppError(reply, new AppError('NOT_FOUND', 'Not found'));
-  if (fe.statusCode === 413) return sendAppError(reply, new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than 64 KiB'));
-  if (fe.statusCode === 415) return sendAppError(reply, new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'));
+  if (fe.statusCode === 413)
+    return sendAppError(reply, new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than 64 KiB'));
+  if (fe.statusCode === 415)
+    return sendAppError(
+      reply,
+      new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
+    );
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     // Any other client error from the HTTP layer is a malformed request: report it in shape B.
-    return reply.code(422).send({ detail: [{ loc: ['request'], msg: 'Malformed request', type: 'value_error' }] });
+    return reply
+      .code(422)
+      .send({ detail: [{ loc: ['request'], msg: 'Malformed request', type: 'value_error' }] });
   }
   request.log.error({ err: error }, 'unhandled error');
   return sendAppError(reply, new AppError('INTERNAL_ERROR', 'Internal server error'));
@@ -164,7 +184,15 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0] ?? '';
   if (API_PATHS.has(path) && request.method !== 'POST') {
-    return sendAppError(reply, new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here; use POST`, {}, { Allow: 'POST' }));
+    return sendAppError(
+      reply,
+      new AppError(
+        'METHOD_NOT_ALLOWED',
+        `${request.method} is not allowed here; use POST`,
+        {},
+        { Allow: 'POST' },
+      ),
+    );
   }
   return sendAppError(reply, new AppError('NOT_FOUND', 'Not found'));
 }

@@ -7,7 +7,8 @@ import type { Ajv, ErrorObject } from 'ajv';
 import { decimalPlaces } from '../money.ts';
 import type { ValidationIssue } from './errors.ts';
 
-const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -76,20 +77,31 @@ function decodePointer(pointer: string): string[] {
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-function issueFor(error: ErrorObject, parentSchema: Record<string, unknown> | undefined): Omit<ValidationIssue, 'loc'> | null {
+function issueFor(
+  error: ErrorObject,
+  parentSchema: Record<string, unknown> | undefined,
+): Omit<ValidationIssue, 'loc'> | null {
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return { type: 'missing', msg: 'Field required' };
     case 'type': {
-      const expected = String(p.type).split(',').find((t) => t !== 'null') ?? 'null';
+      const expected =
+        String(p.type)
+          .split(',')
+          .find((t) => t !== 'null') ?? 'null';
       if (expected === 'string') return { type: 'string_type', msg: 'Input should be a valid string' };
-      if (expected === 'number' || expected === 'integer') return { type: 'float_type', msg: 'Input should be a valid number' };
-      if (expected === 'object') return { type: 'model_type', msg: 'Input should be a valid dictionary or object' };
+      if (expected === 'number' || expected === 'integer')
+        return { type: 'float_type', msg: 'Input should be a valid number' };
+      if (expected === 'object')
+        return { type: 'model_type', msg: 'Input should be a valid dictionary or object' };
       return { type: `${expected}_type`, msg: `Input should be a valid ${expected}` };
     }
     case 'minLength':
-      return { type: 'string_too_short', msg: `String should have at least ${String(p.limit)} character${p.limit === 1 ? '' : 's'}` };
+      return {
+        type: 'string_too_short',
+        msg: `String should have at least ${String(p.limit)} character${p.limit === 1 ? '' : 's'}`,
+      };
     case 'maxLength':
       return { type: 'string_too_long', msg: `String should have at most ${String(p.limit)} characters` };
     case 'exclusiveMinimum':
@@ -97,7 +109,10 @@ function issueFor(error: ErrorObject, parentSchema: Record<string, unknown> | un
     case 'maximum':
       return { type: 'less_than_equal', msg: `Input should be less than or equal to ${String(p.limit)}` };
     case 'maxDecimalPlaces':
-      return { type: 'decimal_max_places', msg: `Decimal input should have no more than ${String(parentSchema?.maxDecimalPlaces ?? 2)} decimal places` };
+      return {
+        type: 'decimal_max_places',
+        msg: `Decimal input should have no more than ${String(parentSchema?.maxDecimalPlaces ?? 2)} decimal places`,
+      };
     case 'pattern':
       return { type: 'string_pattern_mismatch', msg: `String should match pattern '${String(p.pattern)}'` };
     case 'urlParses':
@@ -113,7 +128,10 @@ function issueFor(error: ErrorObject, parentSchema: Record<string, unknown> | un
     case 'enum':
     case 'const': {
       const allowed = (p.allowedValues as unknown[] | undefined) ?? [p.allowedValue];
-      return { type: 'value_error', msg: `Input should be ${allowed.map((v) => `'${String(v)}'`).join(' or ')}` };
+      return {
+        type: 'value_error',
+        msg: `Input should be ${allowed.map((v) => `'${String(v)}'`).join(' or ')}`,
+      };
     }
     case 'anyOf':
     case 'oneOf':
@@ -130,13 +148,17 @@ export function toValidationIssues(errors: ErrorObject[], context: string): Vali
   const seen = new Set<string>();
   const issues: ValidationIssue[] = [];
   for (const error of errors) {
-    const absentBody = error.keyword === 'type' && error.instancePath === '' && (error.data === undefined || error.data === null);
+    const absentBody =
+      error.keyword === 'type' &&
+      error.instancePath === '' &&
+      (error.data === undefined || error.data === null);
     const issue = absentBody
       ? { type: 'missing', msg: 'Field required' }
       : issueFor(error, error.parentSchema as Record<string, unknown> | undefined);
     if (!issue) continue;
     const loc = [context, ...decodePointer(error.instancePath)];
-    if (error.keyword === 'required') loc.push(String((error.params as { missingProperty: string }).missingProperty));
+    if (error.keyword === 'required')
+      loc.push(String((error.params as { missingProperty: string }).missingProperty));
     const key = `${loc.join('\u0000')}|${issue.type}`;
     if (seen.has(key)) continue;
     seen.add(key);

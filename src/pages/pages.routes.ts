@@ -41,9 +41,15 @@ function sendHtml(reply: FastifyReply, status: number, html: string): FastifyRep
 }
 
 const ERROR_PAGES: Record<number, [string, string]> = {
-  400: ['Something is wrong with this request', 'The request could not be understood. Go back to the payment page and try again.'],
+  400: [
+    'Something is wrong with this request',
+    'The request could not be understood. Go back to the payment page and try again.',
+  ],
   403: ['Not allowed', 'This action is not available for this payment.'],
-  404: ['Payment not found', 'This payment link is not valid. Check the link, or ask the merchant for a new one.'],
+  404: [
+    'Payment not found',
+    'This payment link is not valid. Check the link, or ask the merchant for a new one.',
+  ],
   503: ['Temporarily unavailable', 'Payments cannot be shown right now. Please try again in a minute.'],
   500: ['Something went wrong', 'Please try again in a minute.'],
 };
@@ -53,7 +59,11 @@ function errorPage(reply: FastifyReply, status: number): FastifyReply {
   return sendHtml(reply, status, renderErrorPage(title, message));
 }
 
-function pageErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function pageErrorHandler(
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   if (error instanceof AppError) {
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
     if (error.statusCode >= 500) request.log.error({ err: error }, 'page error');
@@ -65,7 +75,8 @@ function pageErrorHandler(error: FastifyError | Error, request: FastifyRequest, 
   }
   const status = (error as FastifyError).statusCode;
   // Too large, wrong content type, malformed form: the browser sent something no page sends.
-  if (status && status >= 400 && status < 500) return errorPage(reply, status === 413 || status === 415 ? status : 400);
+  if (status && status >= 400 && status < 500)
+    return errorPage(reply, status === 413 || status === 415 ? status : 400);
   request.log.error({ err: error }, 'unhandled page error');
   return errorPage(reply, 500);
 }
@@ -77,9 +88,13 @@ interface IdParams {
 export const pageRoutes: FastifyPluginAsync<{ pages: PagesService }> = async (app, { pages }) => {
   // Only the sandbox buttons post, and they send one short urlencoded field.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 }, (_req, body, done) => {
-    done(null, new URLSearchParams(body as string));
-  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 1024 },
+    (_req, body, done) => {
+      done(null, new URLSearchParams(body as string));
+    },
+  );
   app.addHook('onRequest', async (_req, reply) => {
     reply.headers(SECURITY_HEADERS);
   });
@@ -88,21 +103,28 @@ export const pageRoutes: FastifyPluginAsync<{ pages: PagesService }> = async (ap
   for (const kind of KINDS) {
     app.get<{ Params: IdParams }>(`/${kind}/:id`, { schema: { hide: true } }, async (req, reply) => {
       const row = await pages.find(kind, req.params.id);
-      reply.header('content-security-policy', contentSecurityPolicy(PagesService.redirectOrigin(row.txn.redirect_url)));
+      reply.header(
+        'content-security-policy',
+        contentSecurityPolicy(PagesService.redirectOrigin(row.txn.redirect_url)),
+      );
       const outcome = await pages.view(row, kind);
       if ('redirect' in outcome) return reply.code(303).header('location', outcome.redirect).send();
       return sendHtml(reply, 200, renderPage(outcome.page, pages.pagePath(kind, row.txn.payment_id)));
     });
 
-    app.post<{ Params: IdParams }>(`/${kind}/:id/simulate`, { schema: { hide: true } }, async (req, reply) => {
-      // A form on another site must not settle a customer's payment (sandbox or not).
-      if (req.headers['sec-fetch-site'] === 'cross-site') return errorPage(reply, 403);
-      const statuses = req.body instanceof URLSearchParams ? req.body.getAll('status') : [];
-      const status = statuses.length === 1 ? statuses[0] : undefined;
-      if (status === undefined || !OUTCOMES.has(status)) return errorPage(reply, 400);
-      const row = await pages.find(kind, req.params.id);
-      const location = await pages.simulate(row, kind, status as 'SUCCESS' | 'FAILED');
-      return reply.code(303).header('location', location).send();
-    });
+    app.post<{ Params: IdParams }>(
+      `/${kind}/:id/simulate`,
+      { schema: { hide: true } },
+      async (req, reply) => {
+        // A form on another site must not settle a customer's payment (sandbox or not).
+        if (req.headers['sec-fetch-site'] === 'cross-site') return errorPage(reply, 403);
+        const statuses = req.body instanceof URLSearchParams ? req.body.getAll('status') : [];
+        const status = statuses.length === 1 ? statuses[0] : undefined;
+        if (status === undefined || !OUTCOMES.has(status)) return errorPage(reply, 400);
+        const row = await pages.find(kind, req.params.id);
+        const location = await pages.simulate(row, kind, status as 'SUCCESS' | 'FAILED');
+        return reply.code(303).header('location', location).send();
+      },
+    );
   }
 };

@@ -80,7 +80,8 @@ export class PagesService {
   /** Finds the pay-in behind a page, or throws 404. */
   async find(kind: PageKind, paymentId: string): Promise<PageRow> {
     const row = PAYMENT_ID.test(paymentId) ? await findPagePayin(this.db, paymentId) : undefined;
-    if (!row || row.txn.flow !== FLOW_OF[kind]) throw new AppError('PAYMENT_NOT_FOUND', 'No payment with this id');
+    if (!row || row.txn.flow !== FLOW_OF[kind])
+      throw new AppError('PAYMENT_NOT_FOUND', 'No payment with this id');
     return row;
   }
 
@@ -88,7 +89,8 @@ export class PagesService {
   async view(row: PageRow, kind: PageKind): Promise<PageOutcome> {
     const { txn } = row;
     const final = txn.status === 'SUCCESS' || txn.status === 'FAILED';
-    if (final && txn.redirect_url) return { redirect: returnUrl(txn.redirect_url, txn.payment_id, txn.merchant_order_no, txn.status) };
+    if (final && txn.redirect_url)
+      return { redirect: returnUrl(txn.redirect_url, txn.payment_id, txn.merchant_order_no, txn.status) };
     // Rounded up: a pay-in is payable until its last millisecond, and the page never shows 0 s while payable.
     const secondsLeft = Math.max(0, Math.ceil(((txn.expires_at ?? 0) - this.options.now()) / 1000));
     const state = final ? (txn.status as 'SUCCESS' | 'FAILED') : secondsLeft > 0 ? 'pending' : 'expired';
@@ -112,7 +114,8 @@ export class PagesService {
         paymentId: txn.payment_id,
         merchantName: row.merchantName,
         orderNo: txn.merchant_order_no,
-        amountText: txn.currency === 'INR' ? formatIndian(txn.amount) : `${txn.currency} ${formatAmount(txn.amount)}`,
+        amountText:
+          txn.currency === 'INR' ? formatIndian(txn.amount) : `${txn.currency} ${formatAmount(txn.amount)}`,
         state,
         utr: txn.utr,
         secondsLeft,
@@ -138,7 +141,9 @@ export class PagesService {
     if (txn.status !== 'PENDING' || (txn.expires_at ?? 0) <= this.options.now()) return page;
     try {
       const after = await this.sandbox.settle(txn, status, 'page');
-      return after.redirect_url ? returnUrl(after.redirect_url, after.payment_id, after.merchant_order_no, after.status) : page;
+      return after.redirect_url
+        ? returnUrl(after.redirect_url, after.payment_id, after.merchant_order_no, after.status)
+        : page;
     } catch (err) {
       // Another request (a second click, the API, expiry) finalised it a moment earlier: show that.
       if (err instanceof AppError && err.errorCode === 'INVALID_STATE') return page;

@@ -6,7 +6,13 @@ import type { PageView } from './pages.service.ts';
 import { PAGE_CSS } from './pages.styles.ts';
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 export function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
@@ -54,7 +60,10 @@ function pendingPage(v: PageView, self: string): string {
   const qr = v.qrSvg
     .trim()
     .replace('<svg ', `<svg class="qr" role="img" aria-labelledby="qr-title" `)
-    .replace(/^(<svg[^>]*>)/, `$1<title id="qr-title">UPI QR code to pay ${esc(v.amountText)} to ${esc(v.merchantName)}</title>`);
+    .replace(
+      /^(<svg[^>]*>)/,
+      `$1<title id="qr-title">UPI QR code to pay ${esc(v.amountText)} to ${esc(v.merchantName)}</title>`,
+    );
   const sandbox = v.sandbox
     ? `<section class="card sandbox" aria-labelledby="sandbox-h">
 <h2 id="sandbox-h">Sandbox payment</h2>
@@ -83,7 +92,9 @@ function pendingPage(v: PageView, self: string): string {
 <h1 id="merchant-h">${esc(v.merchantName)}</h1>
 <p class="amount">${esc(v.amountText)}</p>
 ${summary(v, `\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}">${left.text}</time></dd>`)}${
-      v.returnsTo ? `\n<p class="note">After paying you will be taken back to ${esc(v.merchantName)}.</p>` : ''
+      v.returnsTo
+        ? `\n<p class="note">After paying you will be taken back to ${esc(v.merchantName)}.</p>`
+        : ''
     }
 </section>
 <section class="card" aria-labelledby="scan-h">
@@ -100,8 +111,18 @@ ${sandbox}
 
 function resultPage(v: PageView): string {
   const kinds = {
-    SUCCESS: { title: 'Payment successful', mark: 'mark-ok', sign: '✓', note: 'The merchant has been notified. You can close this page.' },
-    FAILED: { title: 'Payment failed', mark: 'mark-fail', sign: '✕', note: 'The payment did not go through. Go back to the merchant to try again.' },
+    SUCCESS: {
+      title: 'Payment successful',
+      mark: 'mark-ok',
+      sign: '✓',
+      note: 'The merchant has been notified. You can close this page.',
+    },
+    FAILED: {
+      title: 'Payment failed',
+      mark: 'mark-fail',
+      sign: '✕',
+      note: 'The payment did not go through. Go back to the merchant to try again.',
+    },
     expired: {
       title: 'Payment request expired',
       mark: 'mark-wait',

@@ -24,11 +24,20 @@ export function payinSchemas(c: CommonSchemas) {
     ),
     user_details: Type.Optional(c.UserDetails),
   };
-  const Onsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(32) }, { title: 'OnsitePayinRequest', examples: [EXAMPLE] });
-  const Offsite = Type.Object({ ...common, merchant_order_no: c.OrderNo(36) }, { title: 'OffsitePayinRequest', examples: [EXAMPLE] });
+  const Onsite = Type.Object(
+    { ...common, merchant_order_no: c.OrderNo(32) },
+    { title: 'OnsitePayinRequest', examples: [EXAMPLE] },
+  );
+  const Offsite = Type.Object(
+    { ...common, merchant_order_no: c.OrderNo(36) },
+    { title: 'OffsitePayinRequest', examples: [EXAMPLE] },
+  );
   const P2P = Type.Object(
     { ...common, merchant_order_no: c.OrderNo(36), redirect_url: Type.Optional(c.Url) },
-    { title: 'P2PPayinRequest', examples: [{ ...EXAMPLE, redirect_url: 'https://shop.example/orders/1001' }] },
+    {
+      title: 'P2PPayinRequest',
+      examples: [{ ...EXAMPLE, redirect_url: 'https://shop.example/orders/1001' }],
+    },
   );
   return { Onsite, Offsite, P2P };
 }
@@ -78,7 +87,7 @@ function statusResponse<S extends string>(statuses: readonly S[], title: string)
     {
       status: Type.Unsafe<S>({ type: 'string', enum: [...statuses], description: statuses.join(', ') }),
       money: Type.Object({ amount: Type.Number(), currency: Type.String() }),
-      channel_txn_id: Type.String({ description: "The channel's reference; \"\" until known" }),
+      channel_txn_id: Type.String({ description: 'The channel\'s reference; "" until known' }),
       utr: Type.String({ description: '12-digit bank reference; "" until the transaction succeeds' }),
     },
     { title },
@@ -86,6 +95,9 @@ function statusResponse<S extends string>(statuses: readonly S[], title: string)
 }
 
 export const PayinStatusResponse = statusResponse(['PENDING', 'SUCCESS', 'FAILED'], 'PayinStatusResponse');
-export const PayoutStatusResponse = statusResponse(['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'], 'PayoutStatusResponse');
+export const PayoutStatusResponse = statusResponse(
+  ['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'],
+  'PayoutStatusResponse',
+);
 export type StatusResponse = Static<typeof PayoutStatusResponse>;
 export type PayinStatusView = Static<typeof PayinStatusResponse>;

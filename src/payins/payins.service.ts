@@ -13,7 +13,13 @@ import { toPaise, toRupees } from '../money.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
 import { findByOrderNo, findStatus, insertTransaction } from '../transactions/transactions.repository.ts';
-import type { OffsitePayinResponse, PagePayinResponse, PayinRequest, PayinStatusView, StatusResponse } from './payins.schemas.ts';
+import type {
+  OffsitePayinResponse,
+  PagePayinResponse,
+  PayinRequest,
+  PayinStatusView,
+  StatusResponse,
+} from './payins.schemas.ts';
 import { deepLinks, qrDataUrl, upiIntent } from './upi.ts';
 
 export type PayinFlow = Exclude<Flow, 'payout'>;
@@ -31,8 +37,19 @@ export function checkCurrency(config: Config, currency: string | null | undefine
   return c;
 }
 
-export function toStatusResponse(v: { status: string; amount: number; currency: string; channel_txn_id: string; utr: string }): StatusResponse {
-  return { status: v.status as StatusResponse['status'], money: { amount: toRupees(v.amount), currency: v.currency }, channel_txn_id: v.channel_txn_id, utr: v.utr };
+export function toStatusResponse(v: {
+  status: string;
+  amount: number;
+  currency: string;
+  channel_txn_id: string;
+  utr: string;
+}): StatusResponse {
+  return {
+    status: v.status as StatusResponse['status'],
+    money: { amount: toRupees(v.amount), currency: v.currency },
+    channel_txn_id: v.channel_txn_id,
+    utr: v.utr,
+  };
 }
 
 const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
@@ -96,7 +113,12 @@ export class PayinService {
       const intent = upiIntent(upi);
       response = {
         ...base,
-        data: { qrCode: await qrDataUrl(intent), cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(upi) },
+        data: {
+          qrCode: await qrDataUrl(intent),
+          cashier_url: pageUrl,
+          cashier_string: intent,
+          deep_links: deepLinks(upi),
+        },
         ...tail,
       };
     } else {

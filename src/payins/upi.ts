@@ -53,13 +53,21 @@ export async function qrDataUrl(text: string): Promise<string> {
 
 // The qrcode package's own helpers for the version estimate its `create` makes (no public API).
 const requireCjs = createRequire(import.meta.url);
-const rawSplit = (requireCjs('qrcode/lib/core/segments.js') as { rawSplit(text: string): unknown[] }).rawSplit;
-const bestVersion = (requireCjs('qrcode/lib/core/version.js') as { getBestVersionForData(segments: unknown[], ecl: string): number | undefined })
-  .getBestVersionForData;
+const rawSplit = (requireCjs('qrcode/lib/core/segments.js') as { rawSplit(text: string): unknown[] })
+  .rawSplit;
+const bestVersion = (
+  requireCjs('qrcode/lib/core/version.js') as {
+    getBestVersionForData(segments: unknown[], ecl: string): number | undefined;
+  }
+).getBestVersionForData;
 
 type SegmentMode = 'numeric' | 'alphanumeric' | 'byte';
 const SEGMENT_RUNS = /([0-9]+)|([A-Z $%*+\-./:]+)|([^A-Z0-9 $%*+\-./:]+)/g;
-const CHAR_COUNT_BITS: Record<SegmentMode, [number, number, number]> = { numeric: [10, 12, 14], alphanumeric: [9, 11, 13], byte: [8, 16, 16] };
+const CHAR_COUNT_BITS: Record<SegmentMode, [number, number, number]> = {
+  numeric: [10, 12, 14],
+  alphanumeric: [9, 11, 13],
+  byte: [8, 16, 16],
+};
 
 function segmentBits(mode: SegmentMode, length: number): number {
   if (mode === 'numeric') return 10 * Math.floor(length / 3) + (length % 3 ? (length % 3) * 3 + 1 : 0);
@@ -77,7 +85,9 @@ function segmentBits(mode: SegmentMode, length: number): number {
  * choose.
  */
 export function qrSymbol(text: string): QRCode.QRCode {
-  const segments: string | QRCode.QRCodeSegment[] = singleByteSegmentIsBest(text) ? [{ data: Buffer.from(text), mode: 'byte' }] : text;
+  const segments: string | QRCode.QRCodeSegment[] = singleByteSegmentIsBest(text)
+    ? [{ data: Buffer.from(text), mode: 'byte' }]
+    : text;
   // Built with mask 0, then given the mask `create` would have chosen (see `chooseMask`).
   const symbol = QRCode.create(segments, { errorCorrectionLevel: 'L', maskPattern: 0 });
   chooseMask(symbol);
@@ -85,8 +95,11 @@ export function qrSymbol(text: string): QRCode.QRCode {
 }
 
 /** The 15 format bits for error correction L and a mask pattern (the qrcode package's own table). */
-const formatBits = (requireCjs('qrcode/lib/core/format-info.js') as { getEncodedBits(ecl: { bit: number }, mask: number): number })
-  .getEncodedBits.bind(null, { bit: 1 });
+const formatBits = (
+  requireCjs('qrcode/lib/core/format-info.js') as {
+    getEncodedBits(ecl: { bit: number }, mask: number): number;
+  }
+).getEncodedBits.bind(null, { bit: 1 });
 
 /** Whether mask pattern `p` flips the module at (row, col): ISO/IEC 18004 table 10. */
 const MASKS: ((i: number, j: number) => boolean)[] = [
@@ -124,7 +137,8 @@ function maskLayout(size: number, reserved: Uint8Array): MaskLayout {
   if (!layout) {
     const flips = MASKS.map((mask) => {
       const f = new Uint8Array(size * size);
-      for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) f[i * size + j] = !reserved[i * size + j] && mask(i, j) ? 1 : 0;
+      for (let i = 0; i < size; i++)
+        for (let j = 0; j < size; j++) f[i * size + j] = !reserved[i * size + j] && mask(i, j) ? 1 : 0;
       return f;
     });
     layout = { flips, format: formatPositions(size) };
@@ -232,9 +246,23 @@ function singleByteSegmentIsBest(text: string): boolean {
   for (const m of text.matchAll(SEGMENT_RUNS)) {
     const run = m[0];
     const group: GraphNode[] = [];
-    if (m[1] !== undefined) group.push({ mode: 'numeric', length: run.length, lastCount: 0, best: Infinity, bestMixed: Infinity });
-    if (m[3] === undefined) group.push({ mode: 'alphanumeric', length: run.length, lastCount: 0, best: Infinity, bestMixed: Infinity });
-    group.push({ mode: 'byte', length: Buffer.byteLength(run), lastCount: 0, best: Infinity, bestMixed: Infinity });
+    if (m[1] !== undefined)
+      group.push({ mode: 'numeric', length: run.length, lastCount: 0, best: Infinity, bestMixed: Infinity });
+    if (m[3] === undefined)
+      group.push({
+        mode: 'alphanumeric',
+        length: run.length,
+        lastCount: 0,
+        best: Infinity,
+        bestMixed: Infinity,
+      });
+    group.push({
+      mode: 'byte',
+      length: Buffer.byteLength(run),
+      lastCount: 0,
+      best: Infinity,
+      bestMixed: Infinity,
+    });
     for (const node of group) {
       if (previous.length === 0) {
         node.best = segmentBits(node.mode, node.length) + header(node.mode);
@@ -245,14 +273,18 @@ function singleByteSegmentIsBest(text: string): boolean {
       for (const prev of previous) {
         let weight: number;
         if (prev.mode === node.mode) {
-          weight = segmentBits(node.mode, prev.lastCount + node.length) - segmentBits(node.mode, prev.lastCount);
+          weight =
+            segmentBits(node.mode, prev.lastCount + node.length) - segmentBits(node.mode, prev.lastCount);
           prev.lastCount += node.length;
         } else {
           prev.lastCount = node.length;
           weight = segmentBits(node.mode, node.length) + header(node.mode);
         }
         node.best = Math.min(node.best, prev.best + weight);
-        node.bestMixed = Math.min(node.bestMixed, (node.mode === 'byte' ? prev.bestMixed : prev.best) + weight);
+        node.bestMixed = Math.min(
+          node.bestMixed,
+          (node.mode === 'byte' ? prev.bestMixed : prev.best) + weight,
+        );
       }
     }
     previous = group;

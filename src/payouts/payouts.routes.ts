@@ -1,7 +1,13 @@
 /** HTTP for payouts: endpoints 4 and 6 of the seed. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { CREATION_HEADERS, errorResponses, PaymentIdBody, success, type CommonSchemas } from '../http/common.schemas.ts';
+import {
+  CREATION_HEADERS,
+  errorResponses,
+  PaymentIdBody,
+  success,
+  type CommonSchemas,
+} from '../http/common.schemas.ts';
 import { CALLBACKS } from '../callbacks/callbacks.openapi.ts';
 import { principalOf } from '../http/auth.ts';
 import { sendCreated } from '../http/reply.ts';
@@ -16,7 +22,10 @@ export interface PayoutRoutesOptions {
 
 const security = [{ bearerAuth: [] }];
 
-export const payoutRoutes: FastifyPluginAsync<PayoutRoutesOptions> = async (fastify, { payouts, schemas }) => {
+export const payoutRoutes: FastifyPluginAsync<PayoutRoutesOptions> = async (
+  fastify,
+  { payouts, schemas },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const s = payoutSchemas(schemas);
 
@@ -28,7 +37,10 @@ export const payoutRoutes: FastifyPluginAsync<PayoutRoutesOptions> = async (fast
         summary: 'Create a payout to a bank account, held against the available balance',
         security,
         body: s.Payout,
-        response: { 200: success(PayoutResponse, 'Accepted and held (or replayed); status PENDING', CREATION_HEADERS), ...errorResponses(400, 409) },
+        response: {
+          200: success(PayoutResponse, 'Accepted and held (or replayed); status PENDING', CREATION_HEADERS),
+          ...errorResponses(400, 409),
+        },
         callbacks: CALLBACKS,
       },
     },
@@ -43,7 +55,10 @@ export const payoutRoutes: FastifyPluginAsync<PayoutRoutesOptions> = async (fast
         summary: 'Status of a payout',
         security,
         body: PaymentIdBody,
-        response: { 200: success(PayoutStatusResponse, 'The payout as Paygate has it now'), ...errorResponses(404) },
+        response: {
+          200: success(PayoutStatusResponse, 'The payout as Paygate has it now'),
+          ...errorResponses(404),
+        },
       },
     },
     async (req) => payouts.status(principalOf(req), req.body.payment_id),

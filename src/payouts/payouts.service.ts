@@ -11,7 +11,12 @@ import { newPaymentId } from '../ids.ts';
 import { toPaise, toRupees } from '../money.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
-import { checkCurrency, replayOrConflict, toStatusResponse, type ChannelFor } from '../payins/payins.service.ts';
+import {
+  checkCurrency,
+  replayOrConflict,
+  toStatusResponse,
+  type ChannelFor,
+} from '../payins/payins.service.ts';
 import type { StatusResponse } from '../payins/payins.schemas.ts';
 import { findStatus, insertTransaction } from '../transactions/transactions.repository.ts';
 import { holdForPayout } from '../wallet/wallet.service.ts';
@@ -95,7 +100,11 @@ export class PayoutService {
           finalized_at: null,
         });
         if (!fresh) return false;
-        const held = await holdForPayout(tx, { merchantId: principal.merchantId, currency, amount, paymentId }, at);
+        const held = await holdForPayout(
+          tx,
+          { merchantId: principal.merchantId, currency, amount, paymentId },
+          at,
+        );
         // Rolling back leaves no trace: the order number stays free for a retry.
         if (!held) throw new Insufficient();
         return true;

@@ -24,7 +24,10 @@ export const CompleteResponse = Type.Object(
   { title: 'SandboxCompleteResponse' },
 );
 
-export const sandboxRoutes: FastifyPluginAsync<{ sandbox: SandboxService }> = async (fastify, { sandbox }) => {
+export const sandboxRoutes: FastifyPluginAsync<{ sandbox: SandboxService }> = async (
+  fastify,
+  { sandbox },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   for (const kind of ['payin', 'payout'] as const) {
     app.post(

@@ -27,10 +27,14 @@ export class SandboxService {
     paymentId: string,
     status: 'SUCCESS' | 'FAILED',
   ): Promise<StatusResponse & { payment_id: string }> {
-    if (principal.mode !== 'test') throw new AppError('SANDBOX_ONLY', 'Only sandbox (test) merchants can do this');
+    if (principal.mode !== 'test')
+      throw new AppError('SANDBOX_ONLY', 'Only sandbox (test) merchants can do this');
     const txn = await findTransaction(this.db, paymentId);
     if (!txn || txn.merchant_id !== principal.merchantId || txn.kind !== kind) {
-      throw new AppError('PAYMENT_NOT_FOUND', `No ${kind === 'payin' ? 'pay-in' : 'payout'} with this payment_id`);
+      throw new AppError(
+        'PAYMENT_NOT_FOUND',
+        `No ${kind === 'payin' ? 'pay-in' : 'payout'} with this payment_id`,
+      );
     }
     const after = await this.settle(txn, status, 'sandbox_api');
     return { payment_id: paymentId, ...toStatusResponse(after) };
@@ -41,9 +45,12 @@ export class SandboxService {
    * already final (including when another request finalised it a moment earlier).
    */
   async settle(txn: TransactionRow, status: 'SUCCESS' | 'FAILED', source: string): Promise<TransactionRow> {
-    if (txn.channel !== this.channel.name) throw new AppError('SANDBOX_ONLY', 'This transaction is not on the sandbox channel');
+    if (txn.channel !== this.channel.name)
+      throw new AppError('SANDBOX_ONLY', 'This transaction is not on the sandbox channel');
     const invalid = () =>
-      new AppError('INVALID_STATE', `The transaction is already final (${txn.status})`, { status: txn.status });
+      new AppError('INVALID_STATE', `The transaction is already final (${txn.status})`, {
+        status: txn.status,
+      });
     if (txn.status === 'SUCCESS' || txn.status === 'FAILED') throw invalid();
     const { changed } =
       txn.kind === 'payin'
@@ -51,7 +58,9 @@ export class SandboxService {
         : await this.channel.completePayout(this.sink, txn.payment_id, txn.channel_txn_id, status, source);
     const after = await findTransaction(this.db, txn.payment_id);
     if (!changed || !after) {
-      throw new AppError('INVALID_STATE', 'The transaction is already final', { status: after?.status ?? txn.status });
+      throw new AppError('INVALID_STATE', 'The transaction is already final', {
+        status: after?.status ?? txn.status,
+      });
     }
     return after;
   }

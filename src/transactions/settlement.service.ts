@@ -70,14 +70,26 @@ export class SettlementService implements SettlementSink {
         if (outcome.status === 'SUCCESS') {
           await creditPayin(
             tx,
-            { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, feeBps: this.options.payinFeeBps },
+            {
+              merchantId: txn.merchant_id,
+              currency: txn.currency,
+              amount: txn.amount,
+              paymentId,
+              feeBps: this.options.payinFeeBps,
+            },
             at,
           );
         }
       } else {
         await settlePayout(
           tx,
-          { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId, success: outcome.status === 'SUCCESS' },
+          {
+            merchantId: txn.merchant_id,
+            currency: txn.currency,
+            amount: txn.amount,
+            paymentId,
+            success: outcome.status === 'SUCCESS',
+          },
           at,
         );
       }

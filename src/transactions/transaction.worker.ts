@@ -57,15 +57,17 @@ export class TransactionWorker {
       this.again = true;
       return;
     }
-    this.running = this.drain().then(() => undefined).finally(() => {
-      this.running = null;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        this.wake();
-      } else {
-        this.schedule(this.options.pollMs);
-      }
-    });
+    this.running = this.drain()
+      .then(() => undefined)
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.wake();
+        } else {
+          this.schedule(this.options.pollMs);
+        }
+      });
   }
 
   private schedule(ms: number): void {
@@ -95,7 +97,11 @@ export class TransactionWorker {
   private async handle(row: TransactionRow): Promise<void> {
     try {
       if (row.kind === 'payin') {
-        await this.settlement.settle(row.payment_id, { status: 'FAILED', utr: '', channelTxnId: '' }, 'expiry');
+        await this.settlement.settle(
+          row.payment_id,
+          { status: 'FAILED', utr: '', channelTxnId: '' },
+          'expiry',
+        );
         return;
       }
       const channel = this.channels(row.channel);
@@ -104,7 +110,11 @@ export class TransactionWorker {
         paymentId: row.payment_id,
         amount: row.amount,
         currency: row.currency,
-        receiver: { name: row.receiver_name ?? '', accountNo: row.receiver_account_no ?? '', ifsc: row.receiver_ifsc ?? '' },
+        receiver: {
+          name: row.receiver_name ?? '',
+          accountNo: row.receiver_account_no ?? '',
+          ifsc: row.receiver_ifsc ?? '',
+        },
       };
       if (row.status === 'PENDING') {
         const { channelTxnId } = await channel.submitPayout(submission);
@@ -120,7 +130,8 @@ export class TransactionWorker {
         submittedAt: row.updated_at,
       });
       if (outcome) await this.settlement.settle(row.payment_id, outcome, `channel:${channel.name}`);
-      else await reschedule(this.database.db, row.payment_id, this.now + Math.max(channel.payoutPollMs, 1000));
+      else
+        await reschedule(this.database.db, row.payment_id, this.now + Math.max(channel.payoutPollMs, 1000));
     } catch (err) {
       this.options.logger.error({ err, payment_id: row.payment_id }, 'transaction worker step failed');
       await reschedule(this.database.db, row.payment_id, this.now + this.options.pollMs).catch(() => {});

@@ -37,7 +37,10 @@ export async function findByOrderNo(
     .executeTakeFirst();
 }
 
-export async function findTransaction(db: Kysely<Tables>, paymentId: string): Promise<TransactionRow | undefined> {
+export async function findTransaction(
+  db: Kysely<Tables>,
+  paymentId: string,
+): Promise<TransactionRow | undefined> {
   if (!PAYMENT_ID.test(paymentId)) return undefined;
   return db.selectFrom('transactions').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
 }
@@ -102,7 +105,10 @@ export async function insertEvent(
   source: string,
   at: number,
 ): Promise<void> {
-  await db.insertInto('transaction_events').values({ payment_id: paymentId, status, source, created_at: at }).execute();
+  await db
+    .insertInto('transaction_events')
+    .values({ payment_id: paymentId, status, source, created_at: at })
+    .execute();
 }
 
 /**
@@ -125,14 +131,16 @@ export async function claimDue(
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .orderBy('next_action_at')
     .limit(limit);
-  return db
-    .updateTable('transactions')
-    .set({ lease_until: now + leaseMs })
-    // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
-    // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every open transaction.
-    .where('payment_id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
-    .returningAll()
-    .execute();
+  return (
+    db
+      .updateTable('transactions')
+      .set({ lease_until: now + leaseMs })
+      // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
+      // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every open transaction.
+      .where('payment_id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
+      .returningAll()
+      .execute()
+  );
 }
 
 /** Records that the channel accepted a payout, and when to ask it for the outcome. */
@@ -145,7 +153,13 @@ export async function markProcessing(
 ): Promise<boolean> {
   const result = await db
     .updateTable('transactions')
-    .set({ status: 'PROCESSING', channel_txn_id: channelTxnId, next_action_at: nextActionAt, lease_until: null, updated_at: at })
+    .set({
+      status: 'PROCESSING',
+      channel_txn_id: channelTxnId,
+      next_action_at: nextActionAt,
+      lease_until: null,
+      updated_at: at,
+    })
     .where('payment_id', '=', paymentId)
     .where('status', '=', 'PENDING')
     .executeTakeFirst();

@@ -122,7 +122,9 @@ export async function listWallets(db: Kysely<Tables>): Promise<WalletTable[]> {
 }
 
 /** Journals whose entries do not add up to zero. */
-export async function unbalancedJournals(db: Kysely<Tables>): Promise<{ journal_id: string; total: number }[]> {
+export async function unbalancedJournals(
+  db: Kysely<Tables>,
+): Promise<{ journal_id: string; total: number }[]> {
   const rows = await db
     .selectFrom('ledger_entries')
     .select(['journal_id', (eb) => eb.fn.sum<number | string>('amount').as('total')])

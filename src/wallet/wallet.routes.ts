@@ -23,7 +23,10 @@ const BalanceRequest = Type.Unsafe<{ currency?: string | null } | null>({
   properties: { currency: { type: ['string', 'null'], description: 'Defaults to INR.' } },
 });
 
-export const walletRoutes: FastifyPluginAsync<{ wallets: WalletService; config: Config }> = async (fastify, { wallets, config }) => {
+export const walletRoutes: FastifyPluginAsync<{ wallets: WalletService; config: Config }> = async (
+  fastify,
+  { wallets, config },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/wallet/balance',

@@ -49,7 +49,13 @@ const EXTERNAL = {
 } as const;
 
 /** Operator top-up. */
-export async function creditTopUp(db: Db, merchantId: string, currency: string, amount: number, at: number): Promise<void> {
+export async function creditTopUp(
+  db: Db,
+  merchantId: string,
+  currency: string,
+  amount: number,
+  at: number,
+): Promise<void> {
   await addAvailable(db, merchantId, currency, amount, at);
   await insertJournal(
     db,
@@ -83,7 +89,14 @@ export async function creditPayin(
   if (fee > 0) lines.push({ account: EXTERNAL.fees, amount: fee });
   await insertJournal(
     db,
-    { journalId: prefixedId('jnl'), kind: 'payin', merchantId: p.merchantId, currency: p.currency, paymentId: p.paymentId, lines },
+    {
+      journalId: prefixedId('jnl'),
+      kind: 'payin',
+      merchantId: p.merchantId,
+      currency: p.currency,
+      paymentId: p.paymentId,
+      lines,
+    },
     at,
   );
   if (net > 0) await addAvailable(db, p.merchantId, p.currency, net, at);
@@ -133,7 +146,9 @@ export async function settlePayout(
       paymentId: p.paymentId,
       lines: [
         { account: 'held', amount: -p.amount },
-        p.success ? { account: EXTERNAL.payouts, amount: p.amount } : { account: 'available', amount: p.amount },
+        p.success
+          ? { account: EXTERNAL.payouts, amount: p.amount }
+          : { account: 'available', amount: p.amount },
       ],
     },
     at,
@@ -164,7 +179,8 @@ export class WalletService {
       problems.push(`journal ${j.journal_id} does not balance: entries add up to ${j.total} paise`);
     }
     const sums = new Map<string, number>();
-    for (const s of await walletAccountSums(this.db)) sums.set(`${s.merchant_id}/${s.currency}/${s.account}`, s.total);
+    for (const s of await walletAccountSums(this.db))
+      sums.set(`${s.merchant_id}/${s.currency}/${s.account}`, s.total);
     const wallets = await listWallets(this.db);
     const seen = new Set<string>();
     for (const w of wallets) {
@@ -173,13 +189,21 @@ export class WalletService {
         seen.add(key);
         const ledger = sums.get(key) ?? 0;
         if (ledger !== w[account]) {
-          problems.push(`wallet ${w.merchant_id} ${w.currency} ${account} is ${w[account]} paise but its entries add up to ${ledger}`);
+          problems.push(
+            `wallet ${w.merchant_id} ${w.currency} ${account} is ${w[account]} paise but its entries add up to ${ledger}`,
+          );
         }
       }
     }
     for (const [key, total] of sums) {
-      if (!seen.has(key) && total !== 0) problems.push(`entries for ${key} add up to ${total} paise but there is no such wallet`);
+      if (!seen.has(key) && total !== 0)
+        problems.push(`entries for ${key} add up to ${total} paise but there is no such wallet`);
     }
-    return { ok: problems.length === 0, journals: await countJournals(this.db), wallets: wallets.length, problems };
+    return {
+      ok: problems.length === 0,
+      journals: await countJournals(this.db),
+      wallets: wallets.length,
+      problems,
+    };
   }
 }

@@ -38,7 +38,13 @@ export function launchChromium(): Promise<Browser> {
 
 /** A phone: 390×844 CSS pixels (a common Android/iPhone size), touch, mobile layout. */
 export function phoneContext(browser: Browser): Promise<BrowserContext> {
-  return browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'en-IN' });
+  return browser.newContext({
+    viewport: { width: 390, height: 844 },
+    deviceScaleFactor: 2,
+    isMobile: true,
+    hasTouch: true,
+    locale: 'en-IN',
+  });
 }
 
 /** Console errors and uncaught page errors seen by `page`, e.g. "Refused to apply inline style …". */

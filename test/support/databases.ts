@@ -42,7 +42,8 @@ void postgresAvailable();
 /** Why the PostgreSQL half is skipped, or false when it runs. Throws under CI=true when it would skip. */
 export async function postgresSkip(): Promise<string | false> {
   if (await postgresAvailable()) return false;
-  if (process.env.CI === 'true') throw new Error(`CI=true but PostgreSQL is not reachable at ${PG_ADMIN_URL}`);
+  if (process.env.CI === 'true')
+    throw new Error(`CI=true but PostgreSQL is not reachable at ${PG_ADMIN_URL}`);
   return `PostgreSQL is not reachable at ${PG_ADMIN_URL}`;
 }
 

@@ -20,7 +20,11 @@ export interface Gateway {
   /** Base URL when started with `listen: true`. */
   baseUrl: string;
   /** POST a JSON body with the merchant's key (or `key`), through Fastify's inject. */
-  post(path: string, body?: unknown, opts?: { key?: string | null; headers?: Record<string, string> }): Promise<Reply>;
+  post(
+    path: string,
+    body?: unknown,
+    opts?: { key?: string | null; headers?: Record<string, string> },
+  ): Promise<Reply>;
   newMerchant(opts?: { live?: boolean; callbackUrl?: string }): Promise<CreatedMerchant>;
   close(): Promise<void>;
 }
@@ -94,7 +98,8 @@ export async function startGateway(kind: 'sqlite' | 'postgres', opts: GatewayOpt
     merchant,
     baseUrl,
     post,
-    newMerchant: (o = {}) => paygate.services.merchants.create({ name: 'Other Shop', live: o.live, callbackUrl: o.callbackUrl }),
+    newMerchant: (o = {}) =>
+      paygate.services.merchants.create({ name: 'Other Shop', live: o.live, callbackUrl: o.callbackUrl }),
     async close() {
       await paygate.worker.stop();
       await paygate.dispatcher.stop();

@@ -34,8 +34,14 @@ export interface ServerProcess {
 }
 
 /** Runs a CLI command to completion (migrate, merchant create, wallet credit, …). Parses stdout with --json. */
-export function cli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string; json: any } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, encoding: 'utf8' });
+export function cli(
+  args: string[],
+  env: Record<string, string>,
+): { status: number | null; stdout: string; stderr: string; json: any } {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+  });
   let json: unknown;
   try {
     json = JSON.parse(r.stdout);
@@ -45,7 +51,10 @@ export function cli(args: string[], env: Record<string, string>): { status: numb
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json };
 }
 
-export async function spawnServer(env: Record<string, string>, opts: { timeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function spawnServer(
+  env: Record<string, string>,
+  opts: { timeoutMs?: number } = {},
+): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await spawnOnce(env, opts);
@@ -59,7 +68,14 @@ export async function spawnServer(env: Record<string, string>, opts: { timeoutMs
 async function spawnOnce(env: Record<string, string>, opts: { timeoutMs?: number }): Promise<ServerProcess> {
   const port = Number(env.PORT) || (await freePort());
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -70,7 +86,8 @@ async function spawnOnce(env: Record<string, string>, opts: { timeoutMs?: number
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   // Wait for this process's own "listening" line, so a stranger on the same port is never mistaken for it.
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`paygate exited early (${child.exitCode}):\n${out}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`paygate exited early (${child.exitCode}):\n${out}`);
     if (out.includes(`Paygate listening on http://127.0.0.1:${port}`)) {
       try {
         const res = await fetch(`${baseUrl}/readyz`);
