@@ -30,73 +30,51 @@ const security = [{ bearerAuth: [] }];
 export const payinRoutes: FastifyPluginAsync<PayinRoutesOptions> = async (fastify, { payins, schemas }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const s = payinSchemas(schemas);
-  const usesPhone = (body: PayinRequest) => typeof body.phone === 'string';
-
-  app.post(
-    '/payments/onsite/payin',
+  const creations = [
     {
-      schema: {
-        tags: ['Pay-ins'],
-        summary: 'Create an onsite pay-in (payment page hosted by Paygate)',
-        security,
-        body: s.Onsite,
-        response: {
-          200: success(PagePayinResponse, 'Created (or replayed)', {
-            ...CREATION_HEADERS,
-            Deprecation: 'true when the deprecated phone field was used',
-          }),
-          ...errorResponses(400, 409),
-        },
-        callbacks: CALLBACKS,
-      },
+      flow: 'onsite',
+      body: s.Onsite,
+      response: PagePayinResponse,
+      summary: 'Create an onsite pay-in (payment page hosted by Paygate)',
     },
-    async (req, reply) =>
-      sendCreated(reply, await payins.create(principalOf(req), 'onsite', req.body), usesPhone(req.body)),
-  );
-
-  app.post(
-    '/payments/offsite/payin',
     {
-      schema: {
-        tags: ['Pay-ins'],
-        summary: 'Create an offsite pay-in (UPI QR code, cashier link and deep links)',
-        security,
-        body: s.Offsite,
-        response: {
-          200: success(OffsitePayinResponse, 'Created (or replayed)', {
-            ...CREATION_HEADERS,
-            Deprecation: 'true when the deprecated phone field was used',
-          }),
-          ...errorResponses(400, 409),
-        },
-        callbacks: CALLBACKS,
-      },
+      flow: 'offsite',
+      body: s.Offsite,
+      response: OffsitePayinResponse,
+      summary: 'Create an offsite pay-in (UPI QR code, cashier link and deep links)',
     },
-    async (req, reply) =>
-      sendCreated(reply, await payins.create(principalOf(req), 'offsite', req.body), usesPhone(req.body)),
-  );
+    { flow: 'p2p', body: s.P2P, response: PagePayinResponse, summary: 'Create a P2P pay-in (redirect flow)' },
+  ] as const;
 
-  app.post(
-    '/payments/p2p/payin',
-    {
-      schema: {
-        tags: ['Pay-ins'],
-        summary: 'Create a P2P pay-in (redirect flow)',
-        security,
-        body: s.P2P,
-        response: {
-          200: success(PagePayinResponse, 'Created (or replayed)', {
-            ...CREATION_HEADERS,
-            Deprecation: 'true when the deprecated phone field was used',
-          }),
-          ...errorResponses(400, 409),
+  for (const c of creations) {
+    app.post(
+      `/payments/${c.flow}/payin`,
+      {
+        schema: {
+          tags: ['Pay-ins'],
+          summary: c.summary,
+          security,
+          body: c.body,
+          response: {
+            200: success(c.response, 'Created (or replayed)', {
+              ...CREATION_HEADERS,
+              Deprecation: 'true when the deprecated phone field was used',
+            }),
+            ...errorResponses(400, 409),
+          },
+          callbacks: CALLBACKS,
         },
-        callbacks: CALLBACKS,
       },
-    },
-    async (req, reply) =>
-      sendCreated(reply, await payins.create(principalOf(req), 'p2p', req.body), usesPhone(req.body)),
-  );
+      async (req, reply) => {
+        const body = req.body as PayinRequest;
+        return sendCreated(
+          reply,
+          await payins.create(principalOf(req), c.flow, body),
+          typeof body.phone === 'string',
+        );
+      },
+    );
+  }
 
   app.post(
     '/payments/payin_status',
