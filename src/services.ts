@@ -45,7 +45,7 @@ export function buildServices(config: Config, database: Database, now: () => num
     merchants: new MerchantService(db, now),
     wallets: new WalletService(db, now),
     payins: new PayinService(db, config, channelFor, now),
-    payouts: new PayoutService(db, config, channelFor, now),
+    payouts: new PayoutService(db, config, channelFor, { kind: database.kind, now }),
     settlement,
     sandbox: new SandboxService(db, sandboxChannel, settlement),
     sandboxChannel,

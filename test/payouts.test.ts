@@ -343,6 +343,37 @@ for (const kind of DATABASES) {
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 975, held: 25 });
     });
 
+    it('takes concurrent payouts of two wallets together: each holds only what it covers', async () => {
+      const a = await fundedMerchant(gw(), 2_500);
+      const b = await fundedMerchant(gw(), 500);
+      // Sent at once, these are written in one database transaction (the payout write batch).
+      const repeated = payout(10);
+      const [a1, a2, a3, b1, b2] = await Promise.all([
+        a.post(PAYOUT, payout(10)),
+        a.post(PAYOUT, payout(10)),
+        a.post(PAYOUT, payout(10)),
+        b.post(PAYOUT, repeated),
+        b.post(PAYOUT, repeated),
+      ]);
+      const forA = [a1, a2, a3] as Reply[];
+      assert.deepEqual(forA.map((r) => r.status).sort(), [200, 200, 400]);
+      const refused = forA.find((r) => r.status === 400) as Reply;
+      assertShapeA(refused, 400, 'INSUFFICIENT_BALANCE');
+      // What was left after the two payouts accepted before it.
+      assert.equal(refused.body.error.metadata.available, 5);
+      assert.equal(refused.body.error.metadata.requested, 10);
+      assert.deepEqual(await a.balance(), { currency: 'INR', available: 5, held: 20 });
+      assert.equal(await count(gw(), 'transactions', 'merchant_id', a.merchant_id), 2);
+
+      // Both copies of a refused request are refused: the repeat is not taken for a replay of it.
+      for (const r of [b1, b2] as Reply[]) {
+        assertShapeA(r, 400, 'INSUFFICIENT_BALANCE');
+        assert.equal(r.body.error.metadata.available, 5);
+      }
+      assert.equal(await count(gw(), 'transactions', 'merchant_id', b.merchant_id), 0);
+      assert.deepEqual(await b.balance(), { currency: 'INR', available: 5, held: 0 });
+    });
+
     it('settles a payout at once through /sandbox/payout/complete, and answers 409 after', async () => {
       const m = await fundedMerchant(gw(), 100_000);
       const ok = await m.post(PAYOUT, payout(300));

@@ -15,6 +15,13 @@ export interface WorkerLogger {
 }
 
 const LEASE_MS = 30_000;
+
+/** A payout its channel accepted, to be recorded as PROCESSING. */
+interface Submitted {
+  paymentId: string;
+  channelTxnId: string;
+  nextActionAt: number;
+}
 const BATCH = 100;
 
 export class TransactionWorker {
@@ -88,13 +95,40 @@ export class TransactionWorker {
         this.options.logger.error({ err }, 'claiming due transactions failed');
         return handled;
       }
-      await Promise.all(rows.map((row) => this.handle(row)));
+      const submitted: Submitted[] = [];
+      await Promise.all(rows.map((row) => this.handle(row, submitted)));
+      await this.recordSubmitted(submitted);
       handled += rows.length;
       if (rows.length < BATCH || this.stopped) return handled;
     }
   }
 
-  private async handle(row: TransactionRow): Promise<void> {
+  /**
+   * Records the payouts their channel accepted in this round, in one database transaction (one
+   * commit for the round rather than one per payout).
+   */
+  private async recordSubmitted(submitted: Submitted[]): Promise<void> {
+    if (submitted.length === 0) return;
+    const at = this.now;
+    try {
+      await this.database.db.transaction().execute(async (tx) => {
+        for (const s of submitted) await markProcessing(tx, s.paymentId, s.channelTxnId, s.nextActionAt, at);
+      });
+    } catch (err) {
+      this.options.logger.error({ err }, 'recording submitted payouts failed');
+      const retryAt = this.now + this.options.pollMs;
+      for (const s of submitted) await reschedule(this.database.db, s.paymentId, retryAt).catch(() => {});
+      return;
+    }
+    // The round's payouts were submitted together, so their outcomes fall due close together:
+    // a look at the first and at the last due time finds them all.
+    const due = submitted.map((s) => s.nextActionAt);
+    const [first, last] = [Math.min(...due), Math.max(...due)];
+    this.wake(first);
+    if (last > first) this.wake(last);
+  }
+
+  private async handle(row: TransactionRow, submitted: Submitted[]): Promise<void> {
     try {
       if (row.kind === 'payin') {
         await this.settlement.settle(
@@ -118,9 +152,11 @@ export class TransactionWorker {
       };
       if (row.status === 'PENDING') {
         const { channelTxnId } = await channel.submitPayout(submission);
-        const next = this.now + channel.payoutPollMs;
-        await markProcessing(this.database.db, row.payment_id, channelTxnId, next, this.now);
-        this.wake(next);
+        submitted.push({
+          paymentId: row.payment_id,
+          channelTxnId,
+          nextActionAt: this.now + channel.payoutPollMs,
+        });
         return;
       }
       const outcome = await channel.payoutOutcome({

@@ -22,6 +22,26 @@ export async function insertTransaction(db: Kysely<Tables>, row: TransactionRow)
   return inserted !== undefined;
 }
 
+/**
+ * Inserts several new transactions in one statement, skipping any whose order number its merchant
+ * already used. Returns the payment_ids that were inserted.
+ */
+export async function insertTransactions(db: Kysely<Tables>, rows: TransactionRow[]): Promise<Set<string>> {
+  const inserted = await db
+    .insertInto('transactions')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['merchant_id', 'kind', 'merchant_order_no']).doNothing())
+    .returning('payment_id')
+    .execute();
+  return new Set(inserted.map((r) => r.payment_id));
+}
+
+/** Removes transactions written earlier in the same database transaction (a batch's refusals). */
+export async function deleteTransactions(db: Kysely<Tables>, paymentIds: string[]): Promise<void> {
+  if (paymentIds.length > 0)
+    await db.deleteFrom('transactions').where('payment_id', 'in', paymentIds).execute();
+}
+
 export async function findByOrderNo(
   db: Kysely<Tables>,
   merchantId: string,

@@ -1,5 +1,6 @@
 /** SQL for wallets and ledger entries. Every balance change goes through these statements. */
 import { sql, type Kysely } from 'kysely';
+import type { DatabaseKind } from '../db/database.ts';
 import type { Tables, WalletTable } from '../db/schema.ts';
 
 export interface LedgerLine {
@@ -17,21 +18,49 @@ export interface Journal {
 }
 
 export async function insertJournal(db: Kysely<Tables>, journal: Journal, at: number): Promise<void> {
+  await insertJournals(db, [journal], at);
+}
+
+/** Writes the entries of several journals in one statement. */
+export async function insertJournals(db: Kysely<Tables>, journals: Journal[], at: number): Promise<void> {
+  if (journals.length === 0) return;
   await db
     .insertInto('ledger_entries')
     .values(
-      journal.lines.map((line) => ({
-        journal_id: journal.journalId,
-        kind: journal.kind,
-        merchant_id: journal.merchantId,
-        currency: journal.currency,
-        account: line.account,
-        amount: line.amount,
-        payment_id: journal.paymentId,
-        created_at: at,
-      })),
+      journals.flatMap((journal) =>
+        journal.lines.map((line) => ({
+          journal_id: journal.journalId,
+          kind: journal.kind,
+          merchant_id: journal.merchantId,
+          currency: journal.currency,
+          account: line.account,
+          amount: line.amount,
+          payment_id: journal.paymentId,
+          created_at: at,
+        })),
+      ),
     )
     .execute();
+}
+
+/**
+ * The available balance of a wallet, read for an update within the caller's transaction: on
+ * PostgreSQL the row stays locked until that transaction ends; on SQLite the transaction already
+ * holds the database's one write lock. 0 when the wallet does not exist yet.
+ */
+export async function lockAvailable(
+  db: Kysely<Tables>,
+  kind: DatabaseKind,
+  merchantId: string,
+  currency: string,
+): Promise<number> {
+  const query = db
+    .selectFrom('wallets')
+    .select('available')
+    .where('merchant_id', '=', merchantId)
+    .where('currency', '=', currency);
+  const row = await (kind === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  return row?.available ?? 0;
 }
 
 /** Adds to `available`, creating the wallet on first use. */

@@ -17,6 +17,7 @@ import {
   countJournals,
   findWallet,
   insertJournal,
+  insertJournals,
   listWallets,
   moveToHeld,
   releaseHeld,
@@ -102,32 +103,43 @@ export async function creditPayin(
   if (net > 0) await addAvailable(db, p.merchantId, p.currency, net, at);
 }
 
+/** A payout whose amount a batch holds. */
+export interface Hold {
+  merchantId: string;
+  currency: string;
+  amount: number;
+  paymentId: string;
+}
+
 /**
- * Holds a payout's amount. Returns false when the available balance does not cover it; the caller
- * must then roll its transaction back (the journal is already written).
+ * Holds the amounts of payouts accepted on one wallet (all `holds` share merchant and currency):
+ * one journal per payout, then one
+ * conditional update of the wallet for their total. The caller has read the available balance
+ * under lock (`lockAvailable`) and accepted only what it covers, so the update cannot fail unless
+ * that rule was broken; then this throws and the caller's transaction rolls back.
  */
-export async function holdForPayout(
-  db: Db,
-  p: { merchantId: string; currency: string; amount: number; paymentId: string },
-  at: number,
-): Promise<boolean> {
-  await insertJournal(
+export async function holdForPayouts(db: Db, holds: Hold[], at: number): Promise<void> {
+  const first = holds[0];
+  if (!first) return;
+  await insertJournals(
     db,
-    {
+    holds.map((h) => ({
       journalId: prefixedId('jnl'),
       kind: 'payout_hold',
-      merchantId: p.merchantId,
-      currency: p.currency,
-      paymentId: p.paymentId,
+      merchantId: h.merchantId,
+      currency: h.currency,
+      paymentId: h.paymentId,
       lines: [
-        { account: 'available', amount: -p.amount },
-        { account: 'held', amount: p.amount },
+        { account: 'available', amount: -h.amount },
+        { account: 'held', amount: h.amount },
       ],
-    },
+    })),
     at,
   );
-  // The wallet row last: on PostgreSQL its lock is then held only until the commit that follows.
-  return moveToHeld(db, p.merchantId, p.currency, p.amount, at);
+  const total = holds.reduce((sum, h) => sum + h.amount, 0);
+  if (!(await moveToHeld(db, first.merchantId, first.currency, total, at))) {
+    throw new Error(`available balance of merchant ${first.merchantId} does not cover ${total} paise`);
+  }
 }
 
 /** A payout's final status: SUCCESS pays the held amount out, FAILED returns it to available. */

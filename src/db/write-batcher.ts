@@ -1,0 +1,79 @@
+/**
+ * Group commit in the application: requests that arrive while a write is in progress wait for it
+ * to finish and are then written together, in one database transaction. Nothing waits on a timer:
+ * a lone request is written at once, and under load each transaction carries everything that
+ * queued during the previous one. One commit then serves many requests, which is what a hot row
+ * (one merchant's wallet) needs: on PostgreSQL its lock is held once per batch, not once per payout.
+ *
+ * A batch whose write fails is written again one item at a time, so that an item that cannot be
+ * written fails alone instead of taking its neighbours with it.
+ */
+export type BatchWrite<I, O> = (items: I[]) => Promise<O[]>;
+
+interface Waiting<I, O> {
+  item: I;
+  resolve(value: O): void;
+  reject(reason: unknown): void;
+}
+
+export class WriteBatcher<I, O> {
+  private queue: Waiting<I, O>[] = [];
+  private busy = false;
+  private scheduled = false;
+
+  /**
+   * @param write writes the items in one transaction and returns one result per item, in order.
+   * @param maxBatch the most items in one transaction (bounded by the statements' parameter limits).
+   */
+  constructor(
+    private readonly write: BatchWrite<I, O>,
+    private readonly maxBatch = 100,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      // The batch starts after the event loop has read every request that is ready: with a
+      // synchronous driver (better-sqlite3) a write never yields, so without this every batch
+      // would hold a single item.
+      if (!this.busy && !this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.next();
+        });
+      }
+    });
+  }
+
+  private next(): void {
+    if (this.busy || this.queue.length === 0) return;
+    this.busy = true;
+    const batch = this.queue.splice(0, this.maxBatch);
+    this.run(batch).finally(() => {
+      this.busy = false;
+      this.next();
+    });
+  }
+
+  private async run(batch: Waiting<I, O>[]): Promise<void> {
+    try {
+      const results = await this.write(batch.map((w) => w.item));
+      batch.forEach((w, i) => w.resolve(results[i] as O));
+      return;
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]?.reject(err);
+        return;
+      }
+    }
+    for (const w of batch) {
+      try {
+        const [result] = await this.write([w.item]);
+        w.resolve(result as O);
+      } catch (err) {
+        w.reject(err);
+      }
+    }
+  }
+}
