@@ -16,6 +16,7 @@
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { WriteBatcher } from '../db/write-batcher.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
 import { VERSION } from '../version.ts';
 import { CallbackSender, type AttemptResult } from './callback.sender.ts';
@@ -24,8 +25,9 @@ import {
   claimDueDeliveries,
   nextClaimableAt,
   queueStats,
-  recordAttempt,
+  recordAttempts,
   webhookSecrets,
+  type AttemptRecord,
   type DeliveryRow,
 } from './deliveries.repository.ts';
 import { notifyQueued, QueueListener } from './queue-signal.ts';
@@ -52,6 +54,8 @@ export class CallbackDispatcher {
   private readonly now: () => number;
   private readonly metrics: CallbackMetrics;
   private readonly leaseMs: number;
+  /** Attempts that finish while others are being recorded are recorded together, in one transaction. */
+  private readonly recorder: WriteBatcher<AttemptRecord, boolean>;
   private sender: CallbackSender | null = null;
   private listener: QueueListener | null = null;
   private readonly inFlight = new Set<Promise<void>>();
@@ -67,6 +71,7 @@ export class CallbackDispatcher {
   ) {
     this.now = options.now ?? Date.now;
     this.leaseMs = config.callbackTimeoutMs + LEASE_MARGIN_MS;
+    this.recorder = new WriteBatcher((records) => recordAttempts(this.database.db, records));
     this.metrics = createCallbackMetrics(options.registry, async () => {
       const at = this.now();
       const q = await queueStats(this.database.db, at);
@@ -225,7 +230,7 @@ export class CallbackDispatcher {
     if (result.delivered) [status, nextAttemptAt] = ['delivered', null];
     else if (attemptNo >= row.max_attempts) [status, nextAttemptAt] = ['failed', null];
 
-    const updated = await recordAttempt(this.database.db, {
+    const updated = await this.recorder.submit({
       deliveryId: row.id,
       claimedAttempts: row.attempts,
       claimedLease: row.lease_until ?? 0,

@@ -92,48 +92,53 @@ export interface AttemptRecord {
 }
 
 /**
- * Records one attempt and moves the delivery on (delivered, failed, or pending until the next
- * retry), releasing the lease, in one transaction. The update is conditional on the lease and the
- * attempt count the claim saw: if the lease ran out and another process took the row over, that
- * process's record wins and this attempt is only logged. Returns whether the delivery was updated.
+ * Records attempts and moves each delivery on (delivered, failed, or pending until the next retry),
+ * releasing its lease, in one transaction. Each update is conditional on the lease and the attempt
+ * count the claim saw: if the lease ran out and another process took the row over, that process's
+ * record wins and this attempt is only logged. Returns, per record, whether its delivery was updated.
  */
-export async function recordAttempt(db: Kysely<Tables>, r: AttemptRecord): Promise<boolean> {
+export async function recordAttempts(db: Kysely<Tables>, records: AttemptRecord[]): Promise<boolean[]> {
+  if (records.length === 0) return [];
   return db.transaction().execute(async (tx) => {
     await tx
       .insertInto('callback_attempts')
-      .values({
-        delivery_id: r.deliveryId,
-        attempt_no: r.claimedAttempts + 1,
-        started_at: r.startedAt,
-        latency_ms: r.latencyMs,
-        http_status: r.httpStatus,
-        error_kind: r.errorKind,
-        response_snippet: r.snippet,
-      })
+      .values(
+        records.map((r) => ({
+          delivery_id: r.deliveryId,
+          attempt_no: r.claimedAttempts + 1,
+          started_at: r.startedAt,
+          latency_ms: r.latencyMs,
+          http_status: r.httpStatus,
+          error_kind: r.errorKind,
+          response_snippet: r.snippet,
+        })),
+      )
       .execute();
-    const updated = await tx
-      .updateTable('callback_deliveries')
-      .set({
-        attempts: r.claimedAttempts + 1,
-        status: r.status,
-        next_attempt_at: r.nextAttemptAt,
-        lease_until: null,
-        last_error:
-          r.errorKind === null
-            ? null
-            : r.httpStatus === null
-              ? r.errorKind
-              : `${r.errorKind} ${r.httpStatus}`,
-        updated_at: r.at,
-        delivered_at: r.status === 'delivered' ? r.at : null,
-      })
-      .where('id', '=', r.deliveryId)
-      .where('status', '=', 'pending')
-      .where('attempts', '=', r.claimedAttempts)
-      .where('lease_until', '=', r.claimedLease)
-      .executeTakeFirst();
-    return Number(updated.numUpdatedRows) === 1;
+    // One statement for every delivery of the batch: UPDATE … FROM a VALUES list, which SQLite
+    // (3.33+) and PostgreSQL both read with the default column names column1, column2, …
+    const values = sql.join(
+      records.map(
+        (r) =>
+          sql`(${r.deliveryId}, cast(${r.claimedAttempts} as integer), cast(${r.claimedLease} as bigint), ${r.status}, cast(${r.nextAttemptAt} as bigint), cast(${lastError(r)} as text), cast(${r.at} as bigint), cast(${r.status === 'delivered' ? r.at : null} as bigint))`,
+      ),
+    );
+    const result = await sql<{ id: string }>`
+      update callback_deliveries as d
+      set attempts = v.column2 + 1, status = v.column4, next_attempt_at = v.column5, lease_until = null,
+          last_error = v.column6, updated_at = v.column7, delivered_at = v.column8
+      from (values ${values}) as v
+      where d.id = v.column1 and d.status = 'pending' and d.attempts = v.column2 and d.lease_until = v.column3
+      returning id`.execute(tx);
+    const done = new Set(result.rows.map((row) => row.id));
+    const updated = records.map((r) => done.has(r.deliveryId));
+    return updated;
   });
+}
+
+/** What the delivery row shows of an attempt that failed. */
+function lastError(r: AttemptRecord): string | null {
+  if (r.errorKind === null) return null;
+  return r.httpStatus === null ? r.errorKind : `${r.errorKind} ${r.httpStatus}`;
 }
 
 /** Deliveries, newest first, optionally of one status and/or one merchant. */
