@@ -59,7 +59,7 @@ async function balance(g: Gateway, key: string): Promise<{ available: number; he
   return res.body;
 }
 
-/** Decodes an 8-bit, non-interlaced PNG (grey, RGB or RGBA) into a dark/light grid. */
+/** Decodes a non-interlaced PNG (1-bit grey, or 8-bit grey, RGB or RGBA) into a dark/light grid. */
 function decodePng(png: Buffer): { width: number; height: number; dark: (x: number, y: number) => boolean } {
   assert.deepEqual(
     [...png.subarray(0, 8)],
@@ -69,6 +69,7 @@ function decodePng(png: Buffer): { width: number; height: number; dark: (x: numb
   let offset = 8;
   let width = 0;
   let height = 0;
+  let depth = 0;
   let colorType = 0;
   const idat: Buffer[] = [];
   while (offset < png.length) {
@@ -78,7 +79,7 @@ function decodePng(png: Buffer): { width: number; height: number; dark: (x: numb
     if (type === 'IHDR') {
       width = data.readUInt32BE(0);
       height = data.readUInt32BE(4);
-      assert.equal(data[8], 8, 'bit depth');
+      depth = data[8] ?? 0;
       colorType = data[9] ?? -1;
       assert.equal(data[12], 0, 'not interlaced');
     } else if (type === 'IDAT') idat.push(data);
@@ -86,16 +87,19 @@ function decodePng(png: Buffer): { width: number; height: number; dark: (x: numb
   }
   const channels = ({ 0: 1, 2: 3, 6: 4 } as Record<number, number>)[colorType];
   assert.ok(channels, `colour type ${colorType}`);
+  assert.ok(depth === 8 || (depth === 1 && colorType === 0), `bit depth ${depth}`);
   const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
+  // Filters work on bytes, comparing with the byte one pixel back (one byte back below 8 bits).
+  const stride = Math.ceil((width * channels * depth) / 8);
+  const back = Math.max(1, (channels * depth) / 8);
   const pixels = Buffer.alloc(stride * height);
   for (let y = 0; y < height; y++) {
     const filter = raw[y * (stride + 1)];
     for (let i = 0; i < stride; i++) {
       const x = raw[y * (stride + 1) + 1 + i] ?? 0;
-      const a = i >= channels ? (pixels[y * stride + i - channels] ?? 0) : 0;
+      const a = i >= back ? (pixels[y * stride + i - back] ?? 0) : 0;
       const b = y > 0 ? (pixels[(y - 1) * stride + i] ?? 0) : 0;
-      const c = i >= channels && y > 0 ? (pixels[(y - 1) * stride + i - channels] ?? 0) : 0;
+      const c = i >= back && y > 0 ? (pixels[(y - 1) * stride + i - back] ?? 0) : 0;
       const p = a + b - c;
       const paeth =
         Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
@@ -107,7 +111,11 @@ function decodePng(png: Buffer): { width: number; height: number; dark: (x: numb
       pixels[y * stride + i] = (x + predictor) & 0xff;
     }
   }
-  return { width, height, dark: (x, y) => (pixels[y * stride + x * channels] ?? 255) < 128 };
+  const dark =
+    depth === 1
+      ? (x: number, y: number) => (((pixels[y * stride + (x >> 3)] ?? 255) >> (7 - (x & 7))) & 1) === 0
+      : (x: number, y: number) => (pixels[y * stride + x * channels] ?? 255) < 128;
+  return { width, height, dark };
 }
 
 /** True when the PNG shows the QR code of `text` (at any error-correction level, scale and margin). */
