@@ -101,6 +101,7 @@ export class PayinService {
     const base = { success: true, payment_id: paymentId };
     const tail = { amount: toRupees(amount), currency, message: 'Payment created' };
     let response: PagePayinResponse | OffsitePayinResponse;
+    let stored: string;
     if (flow === 'offsite') {
       const upi = {
         payeeVpa: instructions.payeeVpa,
@@ -111,18 +112,14 @@ export class PayinService {
         orderNo: req.merchant_order_no,
       };
       const intent = upiIntent(upi);
-      response = {
-        ...base,
-        data: {
-          qrCode: await qrDataUrl(intent),
-          cashier_url: pageUrl,
-          cashier_string: intent,
-          deep_links: deepLinks(upi),
-        },
-        ...tail,
-      };
+      const data = { cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(upi) };
+      // Stored without the QR code (1.5 KB of every row, a pure function of the intent): a replay
+      // draws it again (`withQrCode`).
+      stored = JSON.stringify({ ...base, data, ...tail });
+      response = { ...base, data: { qrCode: await qrDataUrl(intent), ...data }, ...tail };
     } else {
       response = { ...base, payment_url: pageUrl, ...tail };
+      stored = JSON.stringify(response);
     }
 
     const at = this.now();
@@ -148,7 +145,7 @@ export class PayinService {
       receiver_account_no: null,
       receiver_ifsc: null,
       request_hash: hash,
-      response_json: JSON.stringify(response),
+      response_json: stored,
       expires_at: expiresAt,
       next_action_at: expiresAt,
       lease_until: null,
@@ -157,7 +154,9 @@ export class PayinService {
       finalized_at: null,
     });
     if (inserted) return { body: response, replayed: false };
-    return replayOrConflict(this.db, principal, 'payin', req.merchant_order_no, hash);
+    const replay = await replayOrConflict(this.db, principal, 'payin', req.merchant_order_no, hash);
+    // The flow is part of the request hash, so a replay here is of an offsite creation.
+    return flow === 'offsite' ? { ...replay, body: await withQrCode(replay.body as string) } : replay;
   }
 
   async status(principal: Principal, paymentId: string): Promise<PayinStatusView> {
@@ -166,6 +165,22 @@ export class PayinService {
     // A pay-in is never PROCESSING; only payouts pass through that status.
     return toStatusResponse(row) as PayinStatusView;
   }
+}
+
+/**
+ * A stored offsite creation response as it was first sent: the same JSON with `data.qrCode` drawn
+ * again, first in `data` as it was. Rows stored with their QR code (before it was left out) are
+ * returned as they are.
+ */
+async function withQrCode(stored: string): Promise<string> {
+  const body = JSON.parse(stored) as Omit<OffsitePayinResponse, 'data'> & {
+    data: Omit<OffsitePayinResponse['data'], 'qrCode'> & { qrCode?: string };
+  };
+  if (body.data.qrCode !== undefined) return stored;
+  return JSON.stringify({
+    ...body,
+    data: { qrCode: await qrDataUrl(body.data.cashier_string), ...body.data },
+  });
 }
 
 /** After an order-number conflict: the original response when the request is the same, else 409. */
