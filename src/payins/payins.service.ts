@@ -12,7 +12,13 @@ import { newPaymentId } from '../ids.ts';
 import { toPaise, toRupees } from '../money.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
-import { findByOrderNo, findStatus, insertTransaction } from '../transactions/transactions.repository.ts';
+import { WriteBatcher } from '../db/write-batcher.ts';
+import {
+  findByOrderNo,
+  findStatus,
+  insertTransactions,
+  type TransactionRow,
+} from '../transactions/transactions.repository.ts';
 import type {
   OffsitePayinResponse,
   PagePayinResponse,
@@ -54,8 +60,17 @@ export function toStatusResponse(v: {
 
 const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
 
+/** The most pay-ins written in one statement (27 parameters each). */
+const MAX_BATCH = 100;
+
 export class PayinService {
   private readonly now: () => number;
+  /**
+   * Pay-ins created while others are being written are written together, in one multi-row INSERT
+   * (one commit for the batch). Answers, per row, whether it was inserted (false: the order
+   * number was taken, by an earlier request or by an earlier row of the same batch).
+   */
+  private readonly inserts: WriteBatcher<TransactionRow, boolean>;
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -64,6 +79,10 @@ export class PayinService {
     now?: () => number,
   ) {
     this.now = now ?? Date.now;
+    this.inserts = new WriteBatcher(async (rows) => {
+      const inserted = await insertTransactions(db, rows);
+      return rows.map((r) => inserted.has(r.payment_id));
+    }, MAX_BATCH);
   }
 
   async create(
@@ -124,7 +143,7 @@ export class PayinService {
 
     const at = this.now();
     const expiresAt = at + this.config.payinExpiryS * 1000;
-    const inserted = await insertTransaction(this.db, {
+    const inserted = await this.inserts.submit({
       payment_id: paymentId,
       merchant_id: principal.merchantId,
       kind: 'payin',

@@ -11,17 +11,6 @@ export type TransactionRow = TransactionTable;
  */
 const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
 
-/** Inserts a new transaction unless the merchant already used its order number. False on that conflict. */
-export async function insertTransaction(db: Kysely<Tables>, row: TransactionRow): Promise<boolean> {
-  const inserted = await db
-    .insertInto('transactions')
-    .values(row)
-    .onConflict((oc) => oc.columns(['merchant_id', 'kind', 'merchant_order_no']).doNothing())
-    .returning('payment_id')
-    .executeTakeFirst();
-  return inserted !== undefined;
-}
-
 /**
  * Inserts several new transactions in one statement, skipping any whose order number its merchant
  * already used. Returns the payment_ids that were inserted.
