@@ -1,7 +1,9 @@
 /**
  * Payouts (seed §4 rule 4, CONTRACT §4–§5). Creation holds the amount in one database transaction
  * with the payout record; the worker then hands it to the channel and asks for the outcome, and
- * the final-status transition pays it out of held or returns it to available.
+ * the final-status transition pays it out of held or returns it to available. Payouts that arrive
+ * together are created in one transaction (`WriteBatcher`): one wallet lock and one commit serve
+ * the batch, with the balance rule applied to each payout in arrival order.
  */
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
