@@ -7,7 +7,7 @@ import path from 'node:path';
 import { runGrowth, type GrowthReport } from './growth.ts';
 import { Progress } from './load.ts';
 import { HELP, parseOptions, type BenchOptions } from './options.ts';
-import { ROOT } from './processes.ts';
+import { buildGateway, ROOT } from './processes.ts';
 import {
   describeMachine,
   formatDatabase,
@@ -31,6 +31,8 @@ if (!opts) {
 }
 
 const progress = new Progress(false);
+progress.line('compiling the gateway (npm run build): it runs as installed, from dist/');
+buildGateway();
 const machine = describeMachine();
 progress.line(formatMachine(machine));
 
