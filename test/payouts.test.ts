@@ -346,14 +346,18 @@ for (const kind of DATABASES) {
     it('takes concurrent payouts of two wallets together: each holds only what it covers', async () => {
       const a = await fundedMerchant(gw(), 2_500);
       const b = await fundedMerchant(gw(), 500);
+      const c = await fundedMerchant(gw(), 10_000);
       // Sent at once, these are written in one database transaction (the payout write batch).
       const repeated = payout(10);
-      const [a1, a2, a3, b1, b2] = await Promise.all([
+      const original = payout(10);
+      const [a1, a2, a3, b1, b2, c1, c2] = await Promise.all([
         a.post(PAYOUT, payout(10)),
         a.post(PAYOUT, payout(10)),
         a.post(PAYOUT, payout(10)),
         b.post(PAYOUT, repeated),
         b.post(PAYOUT, repeated),
+        c.post(PAYOUT, original),
+        c.post(PAYOUT, { ...original, money: { amount: 11, currency: 'INR' } }),
       ]);
       const forA = [a1, a2, a3] as Reply[];
       assert.deepEqual(forA.map((r) => r.status).sort(), [200, 200, 400]);
@@ -372,6 +376,15 @@ for (const kind of DATABASES) {
       }
       assert.equal(await count(gw(), 'transactions', 'merchant_id', b.merchant_id), 0);
       assert.deepEqual(await b.balance(), { currency: 'INR', available: 5, held: 0 });
+
+      // Another body under the same order number, in the same batch: one is created, the other is a conflict.
+      const forC = [c1, c2] as Reply[];
+      assert.deepEqual(forC.map((r) => r.status).sort(), [200, 409]);
+      const created = forC.find((r) => r.status === 200) as Reply;
+      const conflict = forC.find((r) => r.status === 409) as Reply;
+      assertShapeA(conflict, 409, 'DUPLICATE_ORDER_NO');
+      assert.equal(conflict.body.error.metadata.payment_id, created.body.payment_id);
+      assert.equal(await count(gw(), 'transactions', 'merchant_id', c.merchant_id), 1);
     });
 
     it('settles a payout at once through /sandbox/payout/complete, and answers 409 after', async () => {

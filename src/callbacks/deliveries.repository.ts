@@ -114,25 +114,44 @@ export async function recordAttempts(db: Kysely<Tables>, records: AttemptRecord[
         })),
       )
       .execute();
-    // One statement for every delivery of the batch: UPDATE … FROM a VALUES list, which SQLite
-    // (3.33+) and PostgreSQL both read with the default column names column1, column2, …
-    const values = sql.join(
-      records.map(
-        (r) =>
-          sql`(${r.deliveryId}, cast(${r.claimedAttempts} as integer), cast(${r.claimedLease} as bigint), ${r.status}, cast(${r.nextAttemptAt} as bigint), cast(${lastError(r)} as text), cast(${r.at} as bigint), cast(${r.status === 'delivered' ? r.at : null} as bigint))`,
-      ),
-    );
-    const result = await sql<{ id: string }>`
-      update callback_deliveries as d
-      set attempts = v.column2 + 1, status = v.column4, next_attempt_at = v.column5, lease_until = null,
-          last_error = v.column6, updated_at = v.column7, delivered_at = v.column8
-      from (values ${values}) as v
-      where d.id = v.column1 and d.status = 'pending' and d.attempts = v.column2 and d.lease_until = v.column3
-      returning id`.execute(tx);
-    const done = new Set(result.rows.map((row) => row.id));
-    const updated = records.map((r) => done.has(r.deliveryId));
+    // One statement for the deliveries of the batch: UPDATE … FROM a VALUES list, which SQLite
+    // (3.33+) and PostgreSQL both read with the default column names column1, column2, … A
+    // delivery recorded twice in one batch (its lease ran out and this process claimed it again)
+    // goes into a statement of its own, so that each record learns whether it was the one applied.
+    const updated = new Array<boolean>(records.length).fill(false);
+    let pending = records.map((record, index) => ({ record, index }));
+    while (pending.length > 0) {
+      const seen = new Set<string>();
+      const round = pending.filter(
+        ({ record }) => !seen.has(record.deliveryId) && seen.add(record.deliveryId),
+      );
+      pending = pending.filter((p) => !round.includes(p));
+      const done = await updateDeliveries(
+        tx,
+        round.map((p) => p.record),
+      );
+      for (const { record, index } of round) updated[index] = done.has(record.deliveryId);
+    }
     return updated;
   });
+}
+
+/** Moves each delivery on as its record says, if it is still as claimed. Returns the ids updated. */
+async function updateDeliveries(db: Kysely<Tables>, records: AttemptRecord[]): Promise<Set<string>> {
+  const values = sql.join(
+    records.map(
+      (r) =>
+        sql`(${r.deliveryId}, cast(${r.claimedAttempts} as integer), cast(${r.claimedLease} as bigint), ${r.status}, cast(${r.nextAttemptAt} as bigint), cast(${lastError(r)} as text), cast(${r.at} as bigint), cast(${r.status === 'delivered' ? r.at : null} as bigint))`,
+    ),
+  );
+  const result = await sql<{ id: string }>`
+    update callback_deliveries as d
+    set attempts = v.column2 + 1, status = v.column4, next_attempt_at = v.column5, lease_until = null,
+        last_error = v.column6, updated_at = v.column7, delivered_at = v.column8
+    from (values ${values}) as v
+    where d.id = v.column1 and d.status = 'pending' and d.attempts = v.column2 and d.lease_until = v.column3
+    returning id`.execute(db);
+  return new Set(result.rows.map((row) => row.id));
 }
 
 /** What the delivery row shows of an attempt that failed. */

@@ -9,6 +9,7 @@ import type { Database } from '../db/database.ts';
 import type { Channel } from '../channels/channel.ts';
 import { claimDue, markProcessing, reschedule, type TransactionRow } from './transactions.repository.ts';
 import type { SettlementService } from './settlement.service.ts';
+import { WriteBatcher } from '../db/write-batcher.ts';
 
 export interface WorkerLogger {
   error(obj: object, msg: string): void;
@@ -25,6 +26,7 @@ interface Submitted {
 const BATCH = 100;
 
 export class TransactionWorker {
+  private readonly processing = new WriteBatcher<Submitted, void>((batch) => this.recordSubmitted(batch));
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
@@ -95,40 +97,31 @@ export class TransactionWorker {
         this.options.logger.error({ err }, 'claiming due transactions failed');
         return handled;
       }
-      const submitted: Submitted[] = [];
-      await Promise.all(rows.map((row) => this.handle(row, submitted)));
-      await this.recordSubmitted(submitted);
+      await Promise.all(rows.map((row) => this.handle(row)));
       handled += rows.length;
       if (rows.length < BATCH || this.stopped) return handled;
     }
   }
 
   /**
-   * Records the payouts their channel accepted in this round, in one database transaction (one
-   * commit for the round rather than one per payout).
+   * Records payouts their channel accepted as PROCESSING, in one database transaction for all
+   * that were accepted while the previous such transaction ran (one commit for many payouts).
    */
-  private async recordSubmitted(submitted: Submitted[]): Promise<void> {
-    if (submitted.length === 0) return;
+  private async recordSubmitted(submitted: Submitted[]): Promise<void[]> {
     const at = this.now;
-    try {
-      await this.database.db.transaction().execute(async (tx) => {
-        for (const s of submitted) await markProcessing(tx, s.paymentId, s.channelTxnId, s.nextActionAt, at);
-      });
-    } catch (err) {
-      this.options.logger.error({ err }, 'recording submitted payouts failed');
-      const retryAt = this.now + this.options.pollMs;
-      for (const s of submitted) await reschedule(this.database.db, s.paymentId, retryAt).catch(() => {});
-      return;
-    }
-    // The round's payouts were submitted together, so their outcomes fall due close together:
-    // a look at the first and at the last due time finds them all.
+    await this.database.db.transaction().execute(async (tx) => {
+      for (const s of submitted) await markProcessing(tx, s.paymentId, s.channelTxnId, s.nextActionAt, at);
+    });
+    // Payouts recorded together were submitted together, so their outcomes fall due close
+    // together: a look at the first and at the last due time finds them all.
     const due = submitted.map((s) => s.nextActionAt);
     const [first, last] = [Math.min(...due), Math.max(...due)];
     this.wake(first);
     if (last > first) this.wake(last);
+    return submitted.map(() => undefined);
   }
 
-  private async handle(row: TransactionRow, submitted: Submitted[]): Promise<void> {
+  private async handle(row: TransactionRow): Promise<void> {
     try {
       if (row.kind === 'payin') {
         await this.settlement.settle(
@@ -152,7 +145,9 @@ export class TransactionWorker {
       };
       if (row.status === 'PENDING') {
         const { channelTxnId } = await channel.submitPayout(submission);
-        submitted.push({
+        // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
+        // for another payout must not keep this one PENDING while its lease runs down.
+        await this.processing.submit({
           paymentId: row.payment_id,
           channelTxnId,
           nextActionAt: this.now + channel.payoutPollMs,

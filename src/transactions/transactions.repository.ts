@@ -16,13 +16,25 @@ const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
  * already used. Returns the payment_ids that were inserted.
  */
 export async function insertTransactions(db: Kysely<Tables>, rows: TransactionRow[]): Promise<Set<string>> {
+  // Rows go in in the order of the unique key, so that two processes inserting the same order
+  // numbers in different orders (a client retrying through two servers) cannot deadlock on
+  // PostgreSQL: each waits for the other's entry in the same order instead.
+  const ordered = [...rows].sort((a, b) =>
+    a.merchant_id === b.merchant_id
+      ? compare(a.merchant_order_no, b.merchant_order_no)
+      : compare(a.merchant_id, b.merchant_id),
+  );
   const inserted = await db
     .insertInto('transactions')
-    .values(rows)
+    .values(ordered)
     .onConflict((oc) => oc.columns(['merchant_id', 'kind', 'merchant_order_no']).doNothing())
     .returning('payment_id')
     .execute();
   return new Set(inserted.map((r) => r.payment_id));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Removes transactions written earlier in the same database transaction (a batch's refusals). */
