@@ -29,7 +29,7 @@ import {
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
 import { holdForPayouts, type Hold } from '../wallet/wallet.service.ts';
-import { lockAvailable } from '../wallet/wallet.repository.ts';
+import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
 import type { PayoutRequest, PayoutResponse } from './payouts.schemas.ts';
 
 /** A payout request ready to be written: its row, and the wallet it draws on. */
@@ -143,10 +143,11 @@ export class PayoutService {
   }
 
   /**
-   * Writes payouts in one database transaction: their records, then for each wallet (in a fixed
-   * order, so that processes locking several never deadlock) its balance under lock, accepting
-   * payouts in arrival order while the balance covers them. A refused payout's record is removed
-   * again, so it leaves no trace and its order number stays free for a retry.
+   * Writes payouts in one database transaction: their records, then the balances of their wallets
+   * under lock (one statement, rows locked in a fixed order), accepting each wallet's payouts in
+   * arrival order while its balance covers them, then the holds (one statement for the journals,
+   * one for the wallets). A refused payout's record is removed again, so it leaves no trace and
+   * its order number stays free for a retry.
    */
   private async write(kind: DatabaseKind, batch: PendingPayout[]): Promise<Written[]> {
     return this.db.transaction().execute(async (tx) => {
@@ -173,17 +174,18 @@ export class PayoutService {
           results.set(p, { outcome: 'order_no_taken' });
           continue;
         }
-        const key = `${p.hold.merchantId}\u0000${p.hold.currency}`;
+        const key = walletKey(p.hold);
         const wallet = byWallet.get(key);
         if (wallet) wallet.payouts.push(p);
         else byWallet.set(key, { merchantId: p.hold.merchantId, currency: p.hold.currency, payouts: [p] });
       }
       const refused: string[] = [];
-      const wallets = [...byWallet].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, wallet]) => wallet);
-      for (const { merchantId, currency, payouts } of wallets) {
-        let available = await lockAvailable(tx, kind, merchantId, currency);
-        const accepted: Hold[] = [];
-        for (const p of payouts) {
+      const wallets = [...byWallet.values()];
+      const balances = await lockAvailable(tx, kind, wallets);
+      const accepted: Hold[] = [];
+      for (const wallet of wallets) {
+        let available = balances.get(walletKey(wallet)) ?? 0;
+        for (const p of wallet.payouts) {
           if (p.hold.amount <= available) {
             available -= p.hold.amount;
             accepted.push(p.hold);
@@ -193,8 +195,8 @@ export class PayoutService {
             results.set(p, { outcome: 'insufficient', available });
           }
         }
-        await holdForPayouts(tx, accepted, at);
       }
+      await holdForPayouts(tx, accepted, at);
       await deleteTransactions(tx, refused);
       // A repeat of a written payout is its replay (or a conflict). A repeat of a refused one is
       // written again in a later batch: its order number is free again, and it gets what a

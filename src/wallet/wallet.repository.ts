@@ -43,24 +43,64 @@ export async function insertJournals(db: Kysely<Tables>, journals: Journal[], at
     .execute();
 }
 
+export interface WalletKey {
+  merchantId: string;
+  currency: string;
+}
+
+/** The map key of a wallet in the functions below. */
+export function walletKey(w: WalletKey): string {
+  return `${w.merchantId}\u0000${w.currency}`;
+}
+
 /**
- * The available balance of a wallet, read for an update within the caller's transaction: on
- * PostgreSQL the row stays locked until that transaction ends; on SQLite the transaction already
- * holds the database's one write lock. 0 when the wallet does not exist yet.
+ * The available balances of wallets, read for an update within the caller's transaction: on
+ * PostgreSQL the rows stay locked until that transaction ends, taken in one fixed order (merchant,
+ * currency) so that transactions locking several wallets never deadlock; on SQLite the transaction
+ * already holds the database's one write lock. A wallet that does not exist yet has 0.
  */
 export async function lockAvailable(
   db: Kysely<Tables>,
   kind: DatabaseKind,
-  merchantId: string,
-  currency: string,
-): Promise<number> {
+  wallets: WalletKey[],
+): Promise<Map<string, number>> {
+  const balances = new Map<string, number>();
+  if (wallets.length === 0) return balances;
   const query = db
     .selectFrom('wallets')
-    .select('available')
-    .where('merchant_id', '=', merchantId)
-    .where('currency', '=', currency);
-  const row = await (kind === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-  return row?.available ?? 0;
+    .select(['merchant_id', 'currency', 'available'])
+    .where('merchant_id', 'in', [...new Set(wallets.map((w) => w.merchantId))])
+    .where('currency', 'in', [...new Set(wallets.map((w) => w.currency))])
+    .orderBy('merchant_id')
+    .orderBy('currency');
+  const rows = await (kind === 'postgres' ? query.forUpdate() : query).execute();
+  for (const r of rows)
+    balances.set(walletKey({ merchantId: r.merchant_id, currency: r.currency }), r.available);
+  return balances;
+}
+
+/**
+ * Moves each wallet's `amount` from available to held, in one statement, only where available
+ * covers it. Returns how many wallets were updated (all of them, unless a balance fell short).
+ */
+export async function moveToHeldMany(
+  db: Kysely<Tables>,
+  moves: (WalletKey & { amount: number })[],
+  at: number,
+): Promise<number> {
+  if (moves.length === 0) return 0;
+  // UPDATE … FROM a VALUES list, read by SQLite (3.33+) and PostgreSQL with the default column
+  // names column1, column2, …
+  const values = sql.join(
+    moves.map((m) => sql`(${m.merchantId}, ${m.currency}, cast(${m.amount} as bigint))`),
+  );
+  const result = await sql<{ merchant_id: string }>`
+    update wallets as w
+    set available = available - v.column3, held = held + v.column3, updated_at = ${at}
+    from (values ${values}) as v
+    where w.merchant_id = v.column1 and w.currency = v.column2 and w.available >= v.column3
+    returning merchant_id`.execute(db);
+  return result.rows.length;
 }
 
 /** Adds to `available`, creating the wallet on first use. */
@@ -81,31 +121,6 @@ export async function addAvailable(
       }),
     )
     .execute();
-}
-
-/**
- * Moves `amount` from available to held only if available covers it: one conditional update,
- * so no interleaving of concurrent payouts can overdraw. Returns false when it does not cover it.
- */
-export async function moveToHeld(
-  db: Kysely<Tables>,
-  merchantId: string,
-  currency: string,
-  amount: number,
-  at: number,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('wallets')
-    .set({
-      available: sql`available - ${amount}`,
-      held: sql`held + ${amount}`,
-      updated_at: at,
-    })
-    .where('merchant_id', '=', merchantId)
-    .where('currency', '=', currency)
-    .where('available', '>=', amount)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Takes `amount` out of held, and puts it back into available when `toAvailable`. */

@@ -20,8 +20,10 @@ import {
   findWallet,
   insertJournal,
   insertJournals,
+  moveToHeldMany,
+  walletKey,
+  type WalletKey,
   listWallets,
-  moveToHeld,
   releaseHeld,
   unbalancedJournals,
   walletAccountSums,
@@ -114,15 +116,13 @@ export interface Hold {
 }
 
 /**
- * Holds the amounts of payouts accepted on one wallet (all `holds` share merchant and currency):
- * one journal per payout, then one
- * conditional update of the wallet for their total. The caller has read the available balance
- * under lock (`lockAvailable`) and accepted only what it covers, so the update cannot fail unless
- * that rule was broken; then this throws and the caller's transaction rolls back.
+ * Holds the amounts of accepted payouts: one journal per payout (all in one statement), then one
+ * conditional update per wallet for its total (one statement too). The caller has read the
+ * balances under lock (`lockAvailable`) and accepted only what they cover, so no update can fall
+ * short unless that rule was broken; then this throws and the caller's transaction rolls back.
  */
 export async function holdForPayouts(db: Db, holds: Hold[], at: number): Promise<void> {
-  const first = holds[0];
-  if (!first) return;
+  if (holds.length === 0) return;
   await insertJournals(
     db,
     holds.map((h) => ({
@@ -138,9 +138,17 @@ export async function holdForPayouts(db: Db, holds: Hold[], at: number): Promise
     })),
     at,
   );
-  const total = holds.reduce((sum, h) => sum + h.amount, 0);
-  if (!(await moveToHeld(db, first.merchantId, first.currency, total, at))) {
-    throw new Error(`available balance of merchant ${first.merchantId} does not cover ${total} paise`);
+  const totals = new Map<string, WalletKey & { amount: number }>();
+  for (const h of holds) {
+    const key = walletKey(h);
+    const move = totals.get(key);
+    if (move) move.amount += h.amount;
+    else totals.set(key, { merchantId: h.merchantId, currency: h.currency, amount: h.amount });
+  }
+  // The wallet rows last: on PostgreSQL they are locked already, and held until the commit.
+  const moved = await moveToHeldMany(db, [...totals.values()], at);
+  if (moved !== totals.size) {
+    throw new Error(`available balance of ${totals.size - moved} wallet(s) does not cover the payouts held`);
   }
 }
 
