@@ -1,16 +1,30 @@
 /** Random identifiers and secrets. All come from the operating system's CSPRNG. */
-import { hash, randomBytes, randomInt } from 'node:crypto';
+import { hash, randomFillSync, randomInt } from 'node:crypto';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * Random bytes drawn from the CSPRNG 4 KB at a time, each byte used once (as Node's randomUUID
+ * keeps its own cache): one system call per ~100 ids instead of one per id, which was 4–5 % of a
+ * creation's CPU.
+ */
+const pool = Buffer.alloc(4096);
+let poolUsed = pool.length;
+
+function randomByte(): number {
+  if (poolUsed === pool.length) {
+    randomFillSync(pool);
+    poolUsed = 0;
+  }
+  return pool[poolUsed++] as number;
+}
 
 /** `length` characters of [A-Za-z0-9], each uniform (rejection sampling keeps the modulo unbiased). */
 export function base62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += BASE62[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < 248) out += BASE62[byte % 62];
   }
   return out;
 }
