@@ -12,34 +12,22 @@ import {
   type AttemptRecord,
   type DeliveryRow,
 } from '../src/callbacks/deliveries.repository.ts';
+import { enqueueDelivery } from '../src/callbacks/outbox.repository.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Gateway } from './support/harness.ts';
 
-let seq = 0;
-
 async function pendingDeliveries(g: Gateway, n: number, at: number): Promise<string[]> {
-  const ids = Array.from({ length: n }, () => `cbd_test${Date.now().toString(36)}${++seq}`);
-  await g.database.db
-    .insertInto('callback_deliveries')
-    .values(
-      ids.map((id) => ({
-        id,
-        payment_id: `pay${id}`,
-        merchant_id: 'mer_test',
-        url: 'https://merchant.example/callback',
-        body: '{}',
-        status: 'pending' as const,
-        attempts: 0,
-        max_attempts: 4,
-        next_attempt_at: at,
-        lease_until: null,
-        last_error: null,
-        created_at: at,
-        updated_at: at,
-        delivered_at: null,
-      })),
-    )
-    .execute();
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const delivery = {
+      paymentId: `pay${Date.now().toString(36)}${i}`,
+      merchantId: 'mer_test',
+      url: 'https://merchant.example/callback',
+      body: '{}',
+      maxAttempts: 4,
+    };
+    ids.push(await enqueueDelivery(g.database.db, delivery, at));
+  }
   return ids;
 }
 

@@ -118,17 +118,19 @@ export async function recordAttempts(db: Kysely<Tables>, records: AttemptRecord[
     // (3.33+) and PostgreSQL both read with the default column names column1, column2, … A
     // delivery recorded twice in one batch (its lease ran out and this process claimed it again)
     // goes into a statement of its own, so that each record learns whether it was the one applied.
+    // Round k holds the k-th record of each delivery.
+    const rounds: { record: AttemptRecord; index: number }[][] = [];
+    const seen = new Map<string, number>();
+    records.forEach((record, index) => {
+      const k = seen.get(record.deliveryId) ?? 0;
+      seen.set(record.deliveryId, k + 1);
+      (rounds[k] ??= []).push({ record, index });
+    });
     const updated = new Array<boolean>(records.length).fill(false);
-    let pending = records.map((record, index) => ({ record, index }));
-    while (pending.length > 0) {
-      const seen = new Set<string>();
-      const round = pending.filter(
-        ({ record }) => !seen.has(record.deliveryId) && seen.add(record.deliveryId),
-      );
-      pending = pending.filter((p) => !round.includes(p));
+    for (const round of rounds) {
       const done = await updateDeliveries(
         tx,
-        round.map((p) => p.record),
+        round.map((r) => r.record),
       );
       for (const { record, index } of round) updated[index] = done.has(record.deliveryId);
     }

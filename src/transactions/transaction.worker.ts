@@ -8,14 +8,15 @@
 import type { Database } from '../db/database.ts';
 import type { Channel } from '../channels/channel.ts';
 import { claimDue, markProcessing, reschedule, type TransactionRow } from './transactions.repository.ts';
-import type { SettlementService } from './settlement.service.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
+import type { SettlementService } from './settlement.service.ts';
 
 export interface WorkerLogger {
   error(obj: object, msg: string): void;
 }
 
 const LEASE_MS = 30_000;
+const BATCH = 100;
 
 /** A payout its channel accepted, to be recorded as PROCESSING. */
 interface Submitted {
@@ -23,7 +24,6 @@ interface Submitted {
   channelTxnId: string;
   nextActionAt: number;
 }
-const BATCH = 100;
 
 export class TransactionWorker {
   private readonly processing = new WriteBatcher<Submitted, void>((batch) => this.recordSubmitted(batch));
