@@ -13,7 +13,7 @@ import { callbackRoutes } from './callbacks/callbacks.routes.ts';
 import { authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './http/errors.ts';
-import { createMetrics, registerHttpMetrics, type Metrics } from './http/metrics.ts';
+import { createMetrics, httpMetrics, type Metrics } from './http/metrics.ts';
 import {
   errorHandler,
   lazyChildLogger,
@@ -116,19 +116,25 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   services.callbacks.onQueued = () => dispatcher.wake();
 
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (req, reply) => {
+  // Every response's hooks are synchronous, with `done`: an async hook costs a promise and a
+  // trip through the microtask queue per request (about 1.5 µs of a status query's 35 each).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  const recordHttp = httpMetrics(metrics);
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    recordHttp(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
     if (reply.statusCode >= 500)
       req.log.warn({ status: reply.statusCode, url: req.url }, 'server error response');
     else
       req.log.debug(
-        { method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: reply.elapsedTime },
+        { method: req.method, url: route, status: reply.statusCode, ms: reply.elapsedTime },
         'request',
       );
+    done();
   });
-  registerHttpMetrics(app, metrics);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   app.addSchema(ErrorEnvelopeSchema);

@@ -44,8 +44,8 @@ export function buildServices(config: Config, database: Database, now: () => num
   return {
     merchants: new MerchantService(db, now),
     wallets: new WalletService(db, now),
-    payins: new PayinService(db, config, channelFor, now),
-    payouts: new PayoutService(db, config, channelFor, { kind: database.kind, now }),
+    payins: new PayinService(database, config, channelFor, now),
+    payouts: new PayoutService(database, config, channelFor, now),
     settlement,
     sandbox: new SandboxService(db, sandboxChannel, settlement),
     sandboxChannel,

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Tables } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 
@@ -18,6 +18,14 @@ export interface Database {
   readonly db: Kysely<Tables>;
   /** For PostgreSQL, the connection string (LISTEN/NOTIFY needs a connection of its own). */
   readonly url: string;
+  /**
+   * The first row of a compiled read-only query (placeholders of this database's dialect), for the
+   * hottest reads: status queries. On SQLite, when no transaction is open on the connection, the
+   * statement runs at once instead of queueing behind kysely's connection lock and query pipeline
+   * (about 5 µs of a status query's 35 under load); while a transaction is open it waits its turn
+   * like any query, so that it never sees a write batch's uncommitted rows.
+   */
+  firstRow<T>(sql: string, parameters: readonly unknown[]): Promise<T | undefined>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -80,6 +88,12 @@ export function openDatabase(url: string): Database {
       kind: 'sqlite',
       db,
       url,
+      async firstRow<T>(text: string, parameters: readonly unknown[]) {
+        // better-sqlite3 runs a statement to its end before returning, so with no transaction open
+        // nothing else is using the connection between two of kysely's queries.
+        if (!raw.inTransaction) return raw.prepare(text).get(parameters) as T | undefined;
+        return (await db.executeQuery<T>(CompiledQuery.raw(text, [...parameters]))).rows[0];
+      },
       async ping() {
         raw.prepare('select 1').get();
       },
@@ -106,6 +120,9 @@ export function openDatabase(url: string): Database {
     kind: 'postgres',
     db,
     url,
+    async firstRow<T>(text: string, parameters: readonly unknown[]) {
+      return (await db.executeQuery<T>(CompiledQuery.raw(text, [...parameters]))).rows[0];
+    },
     async ping() {
       await pool.query('select 1');
     },

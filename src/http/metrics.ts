@@ -1,5 +1,4 @@
 /** Prometheus metrics. Each app has its own registry, so several apps can live in one process (tests). */
-import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
@@ -12,8 +11,11 @@ export function createMetrics(): Metrics {
   return { registry };
 }
 
-/** Request count and latency by route and status, recorded as each response finishes. */
-export function registerHttpMetrics(app: FastifyInstance, metrics: Metrics): void {
+/** Records a finished request: count and latency by method, route and status. */
+export type HttpRecorder = (method: string, route: string, status: number, seconds: number) => void;
+
+/** The request counter and latency histogram, and the function that records into both. */
+export function httpMetrics(metrics: Metrics): HttpRecorder {
   const requests = new Counter({
     name: 'paygate_http_requests_total',
     help: 'HTTP requests by method, route and status',
@@ -27,13 +29,9 @@ export function registerHttpMetrics(app: FastifyInstance, metrics: Metrics): voi
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [metrics.registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
-    };
+  return (method, route, status, seconds) => {
+    const labels = { method, route, status: String(status) };
     requests.inc(labels);
-    latency.observe(labels, reply.elapsedTime / 1000);
-  });
+    latency.observe(labels, seconds);
+  };
 }

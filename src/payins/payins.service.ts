@@ -4,6 +4,7 @@
  * failed by the worker when it expires.
  */
 import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
 import type { Config } from '../config.ts';
 import type { Flow, Tables } from '../db/schema.ts';
 import type { Channel } from '../channels/channel.ts';
@@ -72,15 +73,18 @@ export class PayinService {
    */
   private readonly inserts: WriteBatcher<TransactionRow, boolean>;
 
+  private readonly db: Kysely<Tables>;
+
   constructor(
-    private readonly db: Kysely<Tables>,
+    private readonly database: Database,
     private readonly config: Config,
     private readonly channelFor: ChannelFor,
     now?: () => number,
   ) {
+    this.db = database.db;
     this.now = now ?? Date.now;
     this.inserts = new WriteBatcher(async (rows) => {
-      const inserted = await insertTransactions(db, rows);
+      const inserted = await insertTransactions(this.db, rows);
       return rows.map((r) => inserted.has(r.payment_id));
     }, MAX_BATCH);
   }
@@ -179,7 +183,7 @@ export class PayinService {
   }
 
   async status(principal: Principal, paymentId: string): Promise<PayinStatusView> {
-    const row = await findStatus(this.db, principal.merchantId, 'payin', paymentId);
+    const row = await findStatus(this.database, principal.merchantId, 'payin', paymentId);
     if (!row) throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
     // A pay-in is never PROCESSING; only payouts pass through that status.
     return toStatusResponse(row) as PayinStatusView;

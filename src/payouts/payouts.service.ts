@@ -7,7 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
-import type { DatabaseKind } from '../db/database.ts';
+import type { Database, DatabaseKind } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
 import { AppError } from '../http/errors.ts';
@@ -57,14 +57,17 @@ export class PayoutService {
   /** Told after each committed payout, so the worker submits it at once. */
   onCreated: () => void = () => {};
 
+  private readonly db: Kysely<Tables>;
+
   constructor(
-    private readonly db: Kysely<Tables>,
+    private readonly database: Database,
     private readonly config: Config,
     private readonly channelFor: ChannelFor,
-    options: { kind: DatabaseKind; now?: () => number },
+    now?: () => number,
   ) {
-    this.now = options.now ?? Date.now;
-    const kind = options.kind;
+    this.db = database.db;
+    this.now = now ?? Date.now;
+    const kind = database.kind;
     this.batcher = new WriteBatcher((batch) => this.write(kind, batch), MAX_BATCH);
   }
 
@@ -210,7 +213,7 @@ export class PayoutService {
   }
 
   async status(principal: Principal, paymentId: string): Promise<StatusResponse> {
-    const row = await findStatus(this.db, principal.merchantId, 'payout', paymentId);
+    const row = await findStatus(this.database, principal.merchantId, 'payout', paymentId);
     if (!row) throw new AppError('PAYMENT_NOT_FOUND', 'No payout with this payment_id');
     return toStatusResponse(row);
   }

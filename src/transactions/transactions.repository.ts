@@ -1,6 +1,6 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
-import { CompiledQuery, sql, type Kysely } from 'kysely';
-import type { DatabaseKind } from '../db/database.ts';
+import { sql, type Kysely } from 'kysely';
+import type { Database, DatabaseKind } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
 
 export type TransactionRow = TransactionTable;
@@ -76,27 +76,26 @@ export interface StatusView {
 
 /** The few columns a status query returns, for one merchant's transaction of one kind. */
 export async function findStatus(
-  db: Kysely<Tables>,
+  database: Database,
   merchantId: string,
   kind: TransactionKind,
   paymentId: string,
 ): Promise<StatusView | undefined> {
   if (!PAYMENT_ID.test(paymentId)) return undefined;
-  // The hottest read of the API: its SQL is built once per database and reused with new values,
-  // which halves the query's cost in the process (kysely builds and compiles on every call).
-  let text = statusSql.get(db);
+  // The hottest read of the API: its SQL is built once per database and reused with new values
+  // (kysely builds and compiles on every call), and it skips kysely's pipeline (`firstRow`).
+  let text = statusSql.get(database.db);
   if (text === undefined) {
-    text = db
+    text = database.db
       .selectFrom('transactions')
       .select(['status', 'amount', 'currency', 'channel_txn_id', 'utr'])
       .where('payment_id', '=', '')
       .where('merchant_id', '=', '')
       .where('kind', '=', 'payin')
       .compile().sql;
-    statusSql.set(db, text);
+    statusSql.set(database.db, text);
   }
-  const result = await db.executeQuery<StatusView>(CompiledQuery.raw(text, [paymentId, merchantId, kind]));
-  return result.rows[0];
+  return database.firstRow<StatusView>(text, [paymentId, merchantId, kind]);
 }
 
 const statusSql = new WeakMap<Kysely<Tables>, string>();
