@@ -37,6 +37,38 @@ for (const kind of DATABASES) {
       assert.equal(await nameOf(database, 'mer_firstrow_none'), undefined);
     });
 
+    it('answers reads asked together each with its own row, and fails only a read that fails', async () => {
+      const { database } = gw();
+      const ids = ['mer_firstrow_c1', 'mer_firstrow_c2', 'mer_firstrow_c3'];
+      for (const id of ids)
+        await database.db
+          .insertInto('merchants')
+          .values({ ...merchant(id), name: `Name of ${id}` })
+          .execute();
+      const settled = await Promise.allSettled([
+        nameOf(database, ids[0]!),
+        database.firstRow('select no_such_column from merchants', []),
+        nameOf(database, ids[1]!),
+        nameOf(database, 'mer_firstrow_none'),
+        nameOf(database, ids[2]!),
+      ]);
+      assert.deepEqual(
+        settled.map((s) => (s.status === 'fulfilled' ? s.value : 'rejected')),
+        [
+          { name: 'Name of mer_firstrow_c1' },
+          'rejected',
+          { name: 'Name of mer_firstrow_c2' },
+          undefined,
+          { name: 'Name of mer_firstrow_c3' },
+        ],
+      );
+      // The group's read transaction is over: a transaction of kysely's can begin on the connection.
+      await database.db.transaction().execute(async (tx) => {
+        await tx.updateTable('merchants').set({ name: 'Renamed' }).where('id', '=', ids[0]!).execute();
+      });
+      assert.deepEqual(await nameOf(database, ids[0]!), { name: 'Renamed' });
+    });
+
     it('never returns a row of a transaction that is still open and then rolls back', async () => {
       const { database } = gw();
       let read: Promise<{ name: string } | undefined> | null = null;
