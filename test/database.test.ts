@@ -4,7 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from '../src/db/database.ts';
+import { SqliteReads } from '../src/db/sqlite-reads.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway } from './support/harness.ts';
 
@@ -89,3 +94,73 @@ for (const kind of DATABASES) {
     });
   });
 }
+
+describe('SqliteReads', () => {
+  /** A database (in memory unless a file is named) whose statements are recorded as they are prepared. */
+  function recorded(file = ':memory:'): { raw: BetterSqlite3.Database; statements: string[] } {
+    const raw = new BetterSqlite3(file);
+    raw.exec("create table t (id integer primary key, v text); insert into t values (1, 'one'), (2, 'two')");
+    const statements: string[] = [];
+    const prepare = raw.prepare.bind(raw);
+    raw.prepare = ((source: string) => {
+      statements.push(source);
+      return prepare(source);
+    }) as typeof raw.prepare;
+    return { raw, statements };
+  }
+  const notQueued = () => Promise.reject(new Error('not expected to go through kysely'));
+  const read = 'select v from t where id = ?';
+
+  it('runs the reads asked for together in one read transaction, and a lone read on its own', async () => {
+    const { raw, statements } = recorded();
+    const reads = new SqliteReads(raw, notQueued);
+    const rows = await Promise.all([1, 2, 3].map((id) => reads.firstRow(read, [id])));
+    assert.deepEqual(rows, [{ v: 'one' }, { v: 'two' }, undefined]);
+    assert.deepEqual(statements, ['begin', read, read, read, 'commit']);
+    assert.equal(raw.inTransaction, false);
+
+    statements.length = 0;
+    assert.deepEqual(await reads.firstRow(read, [2]), { v: 'two' });
+    assert.deepEqual(statements, [read]);
+  });
+
+  it('sends the reads through the queue while a transaction is open on the connection', async () => {
+    const { raw, statements } = recorded();
+    const queued: unknown[][] = [];
+    const reads = new SqliteReads(raw, async (_sql, parameters) => {
+      queued.push([...parameters]);
+      return { v: 'from the queue' };
+    });
+    raw.exec('begin');
+    const rows = await Promise.all([reads.firstRow(read, [1]), reads.firstRow(read, [2])]);
+    raw.exec('rollback');
+    assert.deepEqual(rows, [{ v: 'from the queue' }, { v: 'from the queue' }]);
+    assert.deepEqual(queued, [[1], [2]]);
+    assert.deepEqual(statements, []);
+  });
+
+  it('fails the rest of a group at once when a read finds the database busy', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-busy-'));
+    const { raw, statements } = recorded(path.join(dir, 'busy.db'));
+    raw.pragma('busy_timeout = 50');
+    // Another connection holds an exclusive lock (rollback journal): every read here is busy.
+    const other = new BetterSqlite3(path.join(dir, 'busy.db'));
+    other.exec('begin exclusive');
+    try {
+      const reads = new SqliteReads(raw, notQueued);
+      const settled = await Promise.allSettled([1, 2, 3].map((id) => reads.firstRow(read, [id])));
+      assert.deepEqual(
+        settled.map((s) => (s.status === 'rejected' ? (s.reason as { code?: string }).code : 'fulfilled')),
+        ['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY'],
+      );
+      // Only the first read waited out the busy timeout; the other two failed without running.
+      assert.deepEqual(statements, ['begin', read, 'commit']);
+      assert.equal(raw.inTransaction, false);
+    } finally {
+      other.exec('rollback');
+      other.close();
+      raw.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

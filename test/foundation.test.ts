@@ -67,6 +67,8 @@ for (const kind of DATABASES) {
       const m = await gw().newMerchant();
       await gw().paygate.services.merchants.setStatus(m.merchant_id, 'disabled');
       assertShapeA(await gw().post('/wallet/balance', {}, { key: m.api_key }), 403, 'MERCHANT_DISABLED');
+      // The second request is answered from the key cache (without a database lookup): still 403.
+      assertShapeA(await gw().post('/wallet/balance', {}, { key: m.api_key }), 403, 'MERCHANT_DISABLED');
     });
 
     it('answers 404 NOT_FOUND for an unknown path and 405 for another method on an API path', async () => {

@@ -23,7 +23,8 @@ export interface Database {
    * The first row of a compiled read-only query (placeholders of this database's dialect), for the
    * hottest reads: status queries. On SQLite these skip kysely's connection queue and pipeline and
    * run in groups, one read transaction for the reads that arrive together (`sqlite-reads.ts`);
-   * they never see a write batch's uncommitted rows.
+   * they never see a write batch's uncommitted rows. Not for use inside a transaction: on SQLite a
+   * read asked for while the caller's own transaction is open would wait for that transaction.
    */
   firstRow<T>(sql: string, parameters: readonly unknown[]): Promise<T | undefined>;
   /** Throws when the store cannot answer. */

@@ -52,11 +52,18 @@ export class SqliteReads {
         this.raw.prepare('begin').run();
         began = true;
       }
+      let busy: unknown = null;
       for (const r of reads) {
+        if (busy) {
+          // Each read would wait out the busy timeout again, with the event loop blocked meanwhile.
+          r.reject(busy);
+          continue;
+        }
         try {
           r.resolve(this.raw.prepare(r.sql).get(r.parameters));
         } catch (err) {
           r.reject(err);
+          if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) busy = err;
         }
       }
     } catch (err) {
