@@ -668,6 +668,28 @@ for (const kind of DATABASES) {
       assert.deepEqual(Object.keys(res.body), ['status', 'money', 'channel_txn_id', 'utr']);
     });
 
+    it('answers status queries asked together each for its own merchant and kind', async () => {
+      // Asked at once, these are read together (one query on PostgreSQL, one read transaction on
+      // SQLite); each must still answer only for the asking merchant and the endpoint's kind.
+      const other = await gw().newMerchant();
+      const mine = await gw().post(ONSITE, valid({ money: { amount: 11.11 } }));
+      const theirs = await gw().post(ONSITE, valid({ money: { amount: 22.22 } }), { key: other.api_key });
+      const ask = (payment_id: string, key?: string, path = '/payments/payin_status') =>
+        gw().post(path, { payment_id }, key ? { key } : {});
+      const answers = await Promise.all([
+        ask(mine.body.payment_id),
+        ask(theirs.body.payment_id),
+        ask(theirs.body.payment_id, other.api_key),
+        ask(mine.body.payment_id, other.api_key),
+        ask(mine.body.payment_id, undefined, '/payments/payout_status'),
+        ask(mine.body.payment_id),
+      ]);
+      assert.deepEqual(
+        answers.map((a) => (a.status === 200 ? a.body.money.amount : a.body.error.error_code)),
+        [11.11, 'PAYMENT_NOT_FOUND', 22.22, 'PAYMENT_NOT_FOUND', 'PAYMENT_NOT_FOUND', 11.11],
+      );
+    });
+
     it("answers 404 PAYMENT_NOT_FOUND for an unknown id, another merchant's pay-in and a payout's id", async () => {
       const other = await gw().newMerchant();
       const theirs = await gw().post(ONSITE, valid(), { key: other.api_key });

@@ -1,6 +1,7 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
 import { sql, type Kysely } from 'kysely';
 import type { Database, DatabaseKind } from '../db/database.ts';
+import { WriteBatcher } from '../db/write-batcher.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
 
 export type TransactionRow = TransactionTable;
@@ -82,6 +83,7 @@ export async function findStatus(
   paymentId: string,
 ): Promise<StatusView | undefined> {
   if (!PAYMENT_ID.test(paymentId)) return undefined;
+  if (database.kind === 'postgres') return statusReads(database).submit({ paymentId, merchantId, kind });
   // The hottest read of the API: its SQL is built once per database and reused with new values
   // (kysely builds and compiles on every call), and it skips kysely's pipeline (`firstRow`).
   let text = statusSql.get(database.db);
@@ -99,6 +101,57 @@ export async function findStatus(
 }
 
 const statusSql = new WeakMap<Kysely<Tables>, string>();
+
+interface StatusKey {
+  paymentId: string;
+  merchantId: string;
+  kind: TransactionKind;
+}
+
+/** The most status reads in one PostgreSQL query. */
+const MAX_STATUS_READS = 100;
+const statusReaders = new WeakMap<Database, WriteBatcher<StatusKey, StatusView | undefined>>();
+
+/**
+ * Status reads on PostgreSQL, grouped: the reads that arrive while one query is out are asked for
+ * together in the next, one round trip and one statement for all of them (by primary key; the
+ * merchant and kind are checked here, so that a read of another merchant's transaction finds none).
+ */
+function statusReads(database: Database): WriteBatcher<StatusKey, StatusView | undefined> {
+  let reader = statusReaders.get(database);
+  if (!reader) {
+    reader = new WriteBatcher(async (keys) => {
+      const rows = await database.db
+        .selectFrom('transactions')
+        .select([
+          'payment_id',
+          'merchant_id',
+          'kind',
+          'status',
+          'amount',
+          'currency',
+          'channel_txn_id',
+          'utr',
+        ])
+        .where('payment_id', 'in', [...new Set(keys.map((k) => k.paymentId))])
+        .execute();
+      const byId = new Map(rows.map((r) => [r.payment_id, r]));
+      return keys.map((k) => {
+        const r = byId.get(k.paymentId);
+        if (!r || r.merchant_id !== k.merchantId || r.kind !== k.kind) return undefined;
+        return {
+          status: r.status,
+          amount: r.amount,
+          currency: r.currency,
+          channel_txn_id: r.channel_txn_id,
+          utr: r.utr,
+        };
+      });
+    }, MAX_STATUS_READS);
+    statusReaders.set(database, reader);
+  }
+  return reader;
+}
 
 /**
  * The one conditional update behind every final status: it only changes a transaction that is
