@@ -54,4 +54,36 @@ describe('WriteBatcher', () => {
     );
     assert.deepEqual(batches, [[1, 13, 3], [1], [13], [3]]);
   });
+
+  it("fails every item of a batch at once when the failure is the store's, without trying each again", async () => {
+    let calls = 0;
+    const batcher = new WriteBatcher<number, number>(async () => {
+      calls++;
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    });
+    const settled = await Promise.allSettled([1, 2, 3].map((i) => batcher.submit(i)));
+    assert.deepEqual(
+      settled.map((s) => (s.status === 'rejected' ? (s.reason as { code?: string }).code : 'fulfilled')),
+      ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED'],
+    );
+    assert.equal(calls, 1);
+  });
+
+  it('does not split a failed batch when told not to', async () => {
+    const batches: number[][] = [];
+    const batcher = new WriteBatcher<number, number>(
+      async (items) => {
+        batches.push(items);
+        throw new Error('read failed');
+      },
+      100,
+      () => false,
+    );
+    const settled = await Promise.allSettled([1, 2].map((i) => batcher.submit(i)));
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ['rejected', 'rejected'],
+    );
+    assert.deepEqual(batches, [[1, 2]]);
+  });
 });

@@ -6,8 +6,12 @@
  * (one merchant's wallet) needs: on PostgreSQL its lock is held once per batch, not once per payout.
  *
  * A batch whose write fails is written again one item at a time, so that an item that cannot be
- * written fails alone instead of taking its neighbours with it.
+ * written fails alone instead of taking its neighbours with it; unless the failure is the store's
+ * (unreachable, overloaded, busy), which no item causes: then every item fails at once, instead of
+ * each waiting out the connection or busy timeout again while the items behind it queue.
  */
+import { isUnavailableError } from './database.ts';
+
 export type BatchWrite<I, O> = (items: I[]) => Promise<O[]>;
 
 interface Waiting<I, O> {
@@ -24,10 +28,13 @@ export class WriteBatcher<I, O> {
   /**
    * @param write writes the items in one transaction and returns one result per item, in order.
    * @param maxBatch the most items in one transaction (bounded by the statements' parameter limits).
+   * @param splitOnFailure whether a failed batch is tried again item by item (reads that no item
+   *   can make fail pass `() => false`).
    */
   constructor(
     private readonly write: BatchWrite<I, O>,
     private readonly maxBatch = 100,
+    private readonly splitOnFailure: (err: unknown) => boolean = (err) => !isUnavailableError(err),
   ) {}
 
   submit(item: I): Promise<O> {
@@ -62,8 +69,8 @@ export class WriteBatcher<I, O> {
       batch.forEach((w, i) => w.resolve(results[i] as O));
       return;
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]?.reject(err);
+      if (batch.length === 1 || !this.splitOnFailure(err)) {
+        for (const w of batch) w.reject(err);
         return;
       }
     }

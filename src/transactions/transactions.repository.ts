@@ -120,34 +120,39 @@ const statusReaders = new WeakMap<Database, WriteBatcher<StatusKey, StatusView |
 function statusReads(database: Database): WriteBatcher<StatusKey, StatusView | undefined> {
   let reader = statusReaders.get(database);
   if (!reader) {
-    reader = new WriteBatcher(async (keys) => {
-      const rows = await database.db
-        .selectFrom('transactions')
-        .select([
-          'payment_id',
-          'merchant_id',
-          'kind',
-          'status',
-          'amount',
-          'currency',
-          'channel_txn_id',
-          'utr',
-        ])
-        .where('payment_id', 'in', [...new Set(keys.map((k) => k.paymentId))])
-        .execute();
-      const byId = new Map(rows.map((r) => [r.payment_id, r]));
-      return keys.map((k) => {
-        const r = byId.get(k.paymentId);
-        if (!r || r.merchant_id !== k.merchantId || r.kind !== k.kind) return undefined;
-        return {
-          status: r.status,
-          amount: r.amount,
-          currency: r.currency,
-          channel_txn_id: r.channel_txn_id,
-          utr: r.utr,
-        };
-      });
-    }, MAX_STATUS_READS);
+    reader = new WriteBatcher(
+      async (keys) => {
+        const rows = await database.db
+          .selectFrom('transactions')
+          .select([
+            'payment_id',
+            'merchant_id',
+            'kind',
+            'status',
+            'amount',
+            'currency',
+            'channel_txn_id',
+            'utr',
+          ])
+          .where('payment_id', 'in', [...new Set(keys.map((k) => k.paymentId))])
+          .execute();
+        const byId = new Map(rows.map((r) => [r.payment_id, r]));
+        return keys.map((k) => {
+          const r = byId.get(k.paymentId);
+          if (!r || r.merchant_id !== k.merchantId || r.kind !== k.kind) return undefined;
+          return {
+            status: r.status,
+            amount: r.amount,
+            currency: r.currency,
+            channel_txn_id: r.channel_txn_id,
+            utr: r.utr,
+          };
+        });
+      },
+      MAX_STATUS_READS,
+      // The values are checked before they get here: a failing read is the database's failure.
+      () => false,
+    );
     statusReaders.set(database, reader);
   }
   return reader;
