@@ -50,10 +50,29 @@ const LONG_SQL = 2048;
 const MAX_SHORT = 500;
 const MAX_LONG = 24;
 
+/**
+ * Switches the file to WAL. SQLite does not wait (busy timeout) for the lock this takes, so two
+ * processes opening one new file at once (two `paygate migrate`s) can be refused with SQLITE_BUSY:
+ * tried again every 50 ms for up to 5 s, like any other busy wait.
+ */
+function enableWal(raw: BetterSqlite3.Database): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      raw.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || attempt >= 100) throw err;
+      // Synchronous like the rest of opening a database; only ever waits while another process
+      // is switching the same new file.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+}
+
 function cachingSqlite(file: string): BetterSqlite3.Database {
   const raw = new BetterSqlite3(file);
-  raw.pragma('journal_mode = WAL');
   raw.pragma('busy_timeout = 5000');
+  enableWal(raw);
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   const short = new Map<string, BetterSqlite3.Statement>();
