@@ -13,6 +13,7 @@
  * queues behind it in kysely like any query.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { isUnavailableError } from './errors.ts';
 
 interface Read {
   sql: string;
@@ -52,18 +53,19 @@ export class SqliteReads {
         this.raw.prepare('begin').run();
         began = true;
       }
-      let busy: unknown = null;
+      let unavailable: unknown = null;
       for (const r of reads) {
-        if (busy) {
-          // Each read would wait out the busy timeout again, with the event loop blocked meanwhile.
-          r.reject(busy);
+        if (unavailable) {
+          // Each read would fail the same way, a busy database after waiting out the busy timeout
+          // again with the event loop blocked meanwhile.
+          r.reject(unavailable);
           continue;
         }
         try {
           r.resolve(this.raw.prepare(r.sql).get(r.parameters));
         } catch (err) {
           r.reject(err);
-          if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) busy = err;
+          if (isUnavailableError(err)) unavailable = err;
         }
       }
     } catch (err) {

@@ -10,7 +10,7 @@
  * (unreachable, overloaded, busy), which no item causes: then every item fails at once, instead of
  * each waiting out the connection or busy timeout again while the items behind it queue.
  */
-import { isUnavailableError } from './database.ts';
+import { isUnavailableError } from './errors.ts';
 
 export type BatchWrite<I, O> = (items: I[]) => Promise<O[]>;
 
@@ -26,7 +26,8 @@ export class WriteBatcher<I, O> {
   private scheduled = false;
 
   /**
-   * @param write writes the items in one transaction and returns one result per item, in order.
+   * @param write writes the items in one transaction (or reads them in one query) and returns one
+   *   result per item, in order.
    * @param maxBatch the most items in one transaction (bounded by the statements' parameter limits).
    * @param splitOnFailure whether a failed batch is tried again item by item (reads that no item
    *   can make fail pass `() => false`).

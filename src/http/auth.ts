@@ -29,7 +29,7 @@ export function authHook(merchants: MerchantService) {
       return;
     }
     const key = match[1];
-    const found = KEY_SHAPE.test(key) ? merchants.authenticateCached(key) : null;
+    const found = KEY_SHAPE.test(key) ? merchants.authenticate(key) : null;
     if (found instanceof Promise) {
       found.then((principal) => done(admit(request, principal)), done);
     } else {

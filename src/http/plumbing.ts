@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isUnavailableError } from '../db/database.ts';
+import { isUnavailableError } from '../db/errors.ts';
 import { AppError, envelope, ValidationError, type ErrorCode } from './errors.ts';
 import { toValidationIssues } from './validation.ts';
 

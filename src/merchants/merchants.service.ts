@@ -200,16 +200,12 @@ export class MerchantService {
     return toView(await this.get(merchantId));
   }
 
-  /** The owner of an API key, or null for an unknown or revoked key. */
-  async authenticate(apiKey: string): Promise<Principal | null> {
-    return this.authenticateCached(apiKey);
-  }
-
   /**
-   * `authenticate` for the request path: answers without a promise when the key's lookup is
-   * cached (almost every request), so the auth hook can let the request go on synchronously.
+   * The owner of an API key, or null for an unknown or revoked key. Answers without a promise when
+   * the key's lookup is cached (almost every request), so the auth hook can let the request go on
+   * synchronously.
    */
-  authenticateCached(apiKey: string): Principal | null | Promise<Principal | null> {
+  authenticate(apiKey: string): Principal | null | Promise<Principal | null> {
     const keyHash = sha256Hex(apiKey);
     const at = this.now();
     const cached = this.keyCache.get(keyHash);

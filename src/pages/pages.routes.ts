@@ -4,7 +4,7 @@
  * API key, post HTML forms rather than JSON, and get HTML pages (never shape A) for errors too.
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { isUnavailableError } from '../db/database.ts';
+import { isUnavailableError } from '../db/errors.ts';
 import { AppError } from '../http/errors.ts';
 import { PagesService, type PageKind } from './pages.service.ts';
 import { PAGE_CSS_HASH } from './pages.styles.ts';
