@@ -12,7 +12,7 @@ import { MerchantNotFoundError } from './merchants/merchants.service.ts';
 import { DELIVERY_STATUSES } from './callbacks/callbacks.service.ts';
 import type { DeliveryStatus } from './db/schema.ts';
 import { AppError } from './http/errors.ts';
-import { keepRequestObjectsYoung } from './gc-tuning.ts';
+import { disableAllocationSitePretenuring } from './gc-tuning.ts';
 
 class UsageError extends Error {}
 
@@ -85,7 +85,7 @@ async function run(argv: string[], out: Out): Promise<number> {
 
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve': {
-      keepRequestObjectsYoung();
+      disableAllocationSitePretenuring();
       // Loaded here only: the web stack costs a second of start-up that other commands do not need.
       const { startServer } = await import('./server.ts');
       const server = await startServer(config, { firstRun: true });
