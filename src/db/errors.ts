@@ -1,4 +1,4 @@
-/** What a database error means, on either database: the store unavailable, or a unique key taken. */
+/** Whether a database error, on either database, means the store is unavailable. */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -28,11 +28,4 @@ export function isUnavailableError(err: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|database is locked|The database connection is not open/i.test(
     message,
   );
-}
-
-/** True for a unique-constraint violation on either database. */
-export function isUniqueViolation(err: unknown): boolean {
-  if (!err || typeof err !== 'object') return false;
-  const code = (err as { code?: unknown }).code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
