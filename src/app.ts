@@ -2,11 +2,12 @@
  * Builds the Paygate HTTP app and the services behind it. `server.ts` and `cli.ts` start
  * processes; tests call `buildApp` directly against a real database.
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.ts';
+import { createLogger } from './logger.ts';
 import type { Database } from './db/database.ts';
 import { CallbackDispatcher } from './callbacks/callback.dispatcher.ts';
 import { callbackRoutes } from './callbacks/callbacks.routes.ts';
@@ -40,8 +41,8 @@ export interface AppDeps {
   database: Database;
   /** The clock; tests pass their own. */
   now?: () => number;
-  /** false silences logging (tests); otherwise pino JSON at LOG_LEVEL. */
-  logger?: boolean;
+  /** false silences logging (tests); a logger is used as it is; otherwise pino JSON at LOG_LEVEL. */
+  logger?: false | FastifyBaseLogger;
 }
 
 export interface Paygate {
@@ -55,31 +56,13 @@ export interface Paygate {
   database: Database;
 }
 
-/** Log paths that may carry a secret, a key or an account number. */
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  '*.api_key',
-  '*.webhook_secret',
-  '*.account_no',
-  '*.receiver_account_no',
-  'err.config',
-  // Database errors can quote a failing row; rows may hold account numbers.
-  'err.detail',
-  'err.where',
-  'err.parameters',
-];
-
 export async function buildApp(deps: AppDeps): Promise<Paygate> {
   const { config, database } = deps;
   const now = deps.now ?? Date.now;
   const services = buildServices(config, database, now);
   const metrics = createMetrics();
   const app = Fastify({
-    logger:
-      deps.logger === false
-        ? false
-        : { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } },
+    ...(deps.logger === false ? { logger: false } : { loggerInstance: deps.logger ?? createLogger(config) }),
     // One line per response comes from the onResponse hook below, not two from Fastify.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,

@@ -5,13 +5,14 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { migrate, openDatabase, type Database } from './db/database.ts';
+import { DatabaseSetupError, migrate, openDatabase, type Database } from './db/database.ts';
 import { buildServices } from './services.ts';
 import { formatAmount, parseAmountText, toRupees } from './money.ts';
 import { MerchantNotFoundError } from './merchants/merchants.service.ts';
 import { DELIVERY_STATUSES } from './callbacks/callbacks.service.ts';
 import type { DeliveryStatus } from './db/schema.ts';
 import { AppError } from './http/errors.ts';
+import { isUnavailableError } from './db/errors.ts';
 import { disableAllocationSitePretenuring } from './gc-tuning.ts';
 
 class UsageError extends Error {}
@@ -43,14 +44,25 @@ function required(flags: Flags, name: string): string {
   return v;
 }
 
-async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  const database = openDatabase(config.databaseUrl);
+async function openMigrated<T>(
+  config: Config,
+  fn: (db: Database, applied: string[]) => Promise<T>,
+): Promise<T> {
+  const database = openDatabase(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs });
   try {
-    await migrate(database);
-    return await fn(database);
+    const applied = await migrate(database).catch((err: unknown) => {
+      throw new DatabaseSetupError(database, err);
+    });
+    return await fn(database, applied);
+  } catch (err) {
+    throw isUnavailableError(err) ? new DatabaseSetupError(database, err) : err;
   } finally {
-    await database.close();
+    await database.close().catch(() => {});
   }
+}
+
+function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
+  return openMigrated(config, (db) => fn(db));
 }
 
 async function run(argv: string[], out: Out): Promise<number> {
@@ -102,8 +114,7 @@ async function run(argv: string[], out: Out): Promise<number> {
       return -1;
     }
     case 'migrate': {
-      const database = openDatabase(config.databaseUrl);
-      const applied = await migrate(database).finally(() => database.close());
+      const applied = await openMigrated(config, async (_db, done) => done);
       out({ applied }, applied.length ? `applied: ${applied.join(', ')}` : 'schema is up to date');
       return 0;
     }
@@ -254,6 +265,17 @@ async function run(argv: string[], out: Out): Promise<number> {
   }
 }
 
+/** The `code` of a `--json` error. */
+function errorCode(err: unknown): string {
+  if (err instanceof UsageError) return 'USAGE_ERROR';
+  if (err instanceof ConfigError) return 'CONFIG_INVALID';
+  if (err instanceof MerchantNotFoundError) return 'MERCHANT_NOT_FOUND';
+  if (err instanceof DatabaseSetupError)
+    return err.unavailable ? 'DATABASE_UNAVAILABLE' : 'DATABASE_UNUSABLE';
+  if (err instanceof AppError) return err.errorCode;
+  return 'INTERNAL_ERROR';
+}
+
 const argv = process.argv.slice(2);
 const json = argv.includes('--json');
 const out: Out = (obj, human) => console.log(json ? JSON.stringify(obj) : human);
@@ -263,15 +285,12 @@ run(argv, out).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    const known =
-      err instanceof ConfigError ||
-      err instanceof UsageError ||
-      err instanceof MerchantNotFoundError ||
-      err instanceof AppError;
-    const message = known
-      ? (err as Error).message
-      : `unexpected error: ${(err as Error)?.message ?? String(err)}`;
-    if (json) console.log(JSON.stringify({ error: message }));
+    const code = errorCode(err);
+    const message =
+      code === 'INTERNAL_ERROR'
+        ? `unexpected error: ${(err as Error)?.message ?? String(err)}`
+        : (err as Error).message;
+    if (json) console.log(JSON.stringify({ error: { code, message } }));
     else console.error(`paygate: ${message}`);
     process.exitCode = err instanceof UsageError ? 2 : 1;
   },

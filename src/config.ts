@@ -23,6 +23,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** How often background workers look for due work when nothing woke them, in ms. */
   readonly workerPollMs: number;
+  /** How long a new PostgreSQL connection may take; past it the request is answered 503. */
+  readonly databaseConnectTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -120,5 +122,6 @@ export function loadConfig(env: Env = process.env): Config {
     payinFeeBps: integer(env, 'PAYIN_FEE_BPS', 0, 0, 10_000),
     logLevel,
     workerPollMs: integer(env, 'WORKER_POLL_MS', 1000, 10, 60_000),
+    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 1, 600_000),
   });
 }

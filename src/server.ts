@@ -3,8 +3,9 @@
  * background workers; and stops it gracefully (in-flight requests finish, workers drain).
  */
 import type { Config } from './config.ts';
-import { migrate, openDatabase } from './db/database.ts';
+import { migrateWhenReachable, openDatabase } from './db/database.ts';
 import { buildApp, type Paygate } from './app.ts';
+import { createLogger } from './logger.ts';
 
 export interface RunningServer {
   paygate: Paygate;
@@ -35,9 +36,19 @@ export async function startServer(
   config: Config,
   options: { firstRun?: boolean; print?: (s: string) => void } = {},
 ): Promise<RunningServer> {
-  const database = openDatabase(config.databaseUrl);
-  await migrate(database);
-  const paygate = await buildApp({ config, database });
+  const logger = createLogger(config);
+  const database = openDatabase(config.databaseUrl, {
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    logger,
+  });
+  // Processes and their database may start in any order: serving waits until it can be reached.
+  await migrateWhenReachable(database, (attempt, retryInMs, reason) =>
+    logger.warn(
+      { database: database.label, attempt, reason },
+      `database ${database.label} is unreachable; retrying in ${Math.round(retryInMs / 1000)} s`,
+    ),
+  );
+  const paygate = await buildApp({ config, database, logger });
   const { app, services, worker, dispatcher } = paygate;
 
   if (options.firstRun && (await services.merchants.count()) === 0) {

@@ -262,9 +262,11 @@ describe('callbacks across processes', { concurrency: true }, () => {
         assert.equal(failedOnly.status, 0, failedOnly.stderr);
         assert.deepEqual(failedOnly.json, { deliveries: [] });
         assert.equal(unknown.status, 1);
-        assert.match(unknown.json.error, /payment_id/);
+        assert.equal(unknown.json.error.code, 'PAYMENT_NOT_FOUND');
+        assert.match(unknown.json.error.message, /payment_id/);
         assert.equal(notFinal.status, 1);
-        assert.match(notFinal.json.error, /not final/);
+        assert.equal(notFinal.json.error.code, 'INVALID_STATE');
+        assert.match(notFinal.json.error.message, /not final/);
       });
     });
   }

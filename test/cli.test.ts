@@ -136,8 +136,10 @@ for (const kind of DATABASES) {
         assert.equal(credited.available, 1000.1);
         assert.equal(credited.held, 0);
         assert.equal(credited.currency, 'INR');
-        assert.match(oneObject(unknown, 1).error, /mer_doesnotexist/);
-        assert.match(oneObject(badAmount, 2).error, /amount/);
+        assert.equal(oneObject(unknown, 1).error.code, 'MERCHANT_NOT_FOUND');
+        assert.match(oneObject(unknown, 1).error.message, /mer_doesnotexist/);
+        assert.equal(oneObject(badAmount, 2).error.code, 'USAGE_ERROR');
+        assert.match(oneObject(badAmount, 2).error.message, /amount/);
 
         const [shown, verified] = await Promise.all([
           paygate(['wallet', 'show', '--merchant', created.merchant_id, '--json'], env),

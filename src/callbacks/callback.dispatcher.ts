@@ -16,6 +16,7 @@
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { OutageLog } from '../db/outage-log.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
 import { VERSION } from '../version.ts';
@@ -30,7 +31,7 @@ import {
   type AttemptRecord,
   type DeliveryRow,
 } from './deliveries.repository.ts';
-import { notifyQueued, QueueListener } from './queue-signal.ts';
+import { listenForQueued, notifyQueued } from './queue-signal.ts';
 import { signBody } from './signature.ts';
 
 export interface DispatcherLogger {
@@ -57,12 +58,13 @@ export class CallbackDispatcher {
   /** Attempts that finish while others are being recorded are recorded together, in one transaction. */
   private readonly recorder: WriteBatcher<AttemptRecord, boolean>;
   private sender: CallbackSender | null = null;
-  private listener: QueueListener | null = null;
+  private listener: { stop(): Promise<void> } | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private round: Promise<void> | null = null;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
+  private readonly storeDown: OutageLog;
 
   constructor(
     private readonly database: Database,
@@ -70,6 +72,7 @@ export class CallbackDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.storeDown = new OutageLog(options.logger, 'callback dispatcher');
     this.leaseMs = config.callbackTimeoutMs + LEASE_MARGIN_MS;
     this.recorder = new WriteBatcher((records) => recordAttempts(this.database.db, records));
     this.metrics = createCallbackMetrics(options.registry, async () => {
@@ -94,10 +97,7 @@ export class CallbackDispatcher {
       allowPrivate: this.config.allowPrivateCallbackUrls,
       userAgent: `paygate-callback/${VERSION}`,
     });
-    if (this.database.kind === 'postgres') {
-      this.listener = new QueueListener(this.database.url, () => this.pump(), this.options.logger);
-      this.listener.start();
-    }
+    this.listener = listenForQueued(this.database, () => this.pump());
     this.pump();
   }
 
@@ -128,7 +128,7 @@ export class CallbackDispatcher {
       return;
     }
     notifyQueued(this.database).catch((err: unknown) =>
-      this.options.logger.warn({ err }, 'callback queue notify failed'),
+      this.storeDown.failed(err, 'callback queue notify failed'),
     );
   }
 
@@ -140,8 +140,10 @@ export class CallbackDispatcher {
       return;
     }
     this.round = this.fill()
+      .then(() => this.storeDown.ok())
       .catch((err: unknown) => {
-        this.options.logger.error({ err }, 'claiming callback deliveries failed');
+        this.storeDown.failed(err, 'claiming callback deliveries failed');
+        // Polls at the usual pace until the database is back; the listener's reconnect wakes it sooner.
         this.sleep(this.config.workerPollMs);
       })
       .finally(() => {
@@ -191,10 +193,10 @@ export class CallbackDispatcher {
     const sending: Promise<void> = this.deliver(row, secret)
       .catch((err: unknown) => {
         // The lease runs out and the delivery is claimed again.
-        this.options.logger.error(
-          { err, delivery_id: row.id, payment_id: row.payment_id },
-          'recording a callback attempt failed',
-        );
+        this.storeDown.failed(err, 'recording a callback attempt failed', {
+          delivery_id: row.id,
+          payment_id: row.payment_id,
+        });
       })
       .finally(() => {
         this.inFlight.delete(sending);

@@ -7,10 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Tables } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { SqliteReads } from './sqlite-reads.ts';
+import { connectionLog, silentLogger, type DatabaseLogger } from './connection-health.ts';
+import { PgListener } from './pg-listener.ts';
+import { isUnavailableError } from './errors.ts';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -19,6 +22,8 @@ export interface Database {
   readonly db: Kysely<Tables>;
   /** For PostgreSQL, the connection string (LISTEN/NOTIFY needs a connection of its own). */
   readonly url: string;
+  /** The database for messages and logs: host, port and name, or the file; never credentials. */
+  readonly label: string;
   /**
    * The first row of a compiled read-only query (placeholders of this database's dialect), for the
    * hottest reads: status queries. On SQLite these skip kysely's connection queue and pipeline and
@@ -29,7 +34,21 @@ export interface Database {
   firstRow<T>(sql: string, parameters: readonly unknown[]): Promise<T | undefined>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
+  /**
+   * Calls `onSignal` on each `notify(channel)` from any process, and once after every (re)connect.
+   * Null where one process serves the database (SQLite) and there is nobody else to hear.
+   */
+  listen(channel: string, onSignal: () => void): { stop(): Promise<void> } | null;
+  /** Wakes the listeners of `channel` in every process; nothing on SQLite. */
+  notify(channel: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** How long a new PostgreSQL connection may take before the request fails (503). */
+  connectTimeoutMs?: number;
+  /** Where a lost connection is reported: once per outage, never with credentials. */
+  logger?: DatabaseLogger;
 }
 
 /** The SQLite file named by a DATABASE_URL, or null for PostgreSQL. */
@@ -98,47 +117,85 @@ function cachingSqlite(file: string): BetterSqlite3.Database {
   return raw;
 }
 
-export function openDatabase(url: string): Database {
+/** A DATABASE_URL without its credentials and options: `postgres://host:port/name`, or the SQLite file. */
+export function databaseLabel(url: string): string {
+  const file = sqlitePath(url);
+  if (file !== null) return file;
+  try {
+    const u = new URL(url);
+    return `postgres://${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+export function openDatabase(url: string, options: OpenOptions = {}): Database {
+  const label = databaseLabel(url);
   const file = sqlitePath(url);
   if (file !== null) {
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    const raw = cachingSqlite(file);
+    let raw: BetterSqlite3.Database;
+    try {
+      if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+      raw = cachingSqlite(file);
+    } catch (err) {
+      throw new DatabaseSetupError({ label }, err);
+    }
     const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
     const reads = new SqliteReads(raw, (text, parameters) => queuedFirstRow(db, text, parameters));
     return {
       kind: 'sqlite',
       db,
       url,
+      label,
       firstRow: <T>(text: string, parameters: readonly unknown[]) => reads.firstRow<T>(text, parameters),
       async ping() {
         raw.prepare('select 1').get();
       },
+      listen: () => null,
+      async notify() {},
       async close() {
         await db.destroy();
       },
     };
   }
 
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const health = connectionLog(options.logger ?? silentLogger, label);
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
-    connectionTimeoutMillis: 5000,
+    // Without it, pg waits for a connection forever; with it, a request fails (503) in bounded time.
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
     // int8 columns hold paise and epoch milliseconds: both well inside Number's exact range.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === 20 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // A dropped idle connection must not crash the process; the next query gets a fresh one.
-  pool.on('error', () => {});
+  // An 'error' event without a listener ends the process. The pool listens on its idle
+  // connections only; a connection checked out (between a transaction's statements, say) needs
+  // its own. The query in flight fails with the error (503); the pool drops the connection.
+  pool.on('error', (err) => health.lost(err));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => health.lost(err));
+    health.back();
+  });
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return {
     kind: 'postgres',
     db,
     url,
+    label,
     firstRow: <T>(text: string, parameters: readonly unknown[]) => queuedFirstRow<T>(db, text, parameters),
     async ping() {
       await pool.query('select 1');
+    },
+    listen(channel, onSignal) {
+      return new PgListener(url, channel, onSignal, health, connectTimeoutMs);
+    },
+    async notify(channel) {
+      await sql`select pg_notify(${channel}, '')`.execute(db);
     },
     async close() {
       await db.destroy();
@@ -152,6 +209,40 @@ async function queuedFirstRow<T>(
   parameters: readonly unknown[],
 ): Promise<T | undefined> {
   return (await db.executeQuery<T>(CompiledQuery.raw(text, [...parameters]))).rows[0];
+}
+
+/** The database could not be reached or used: one line naming it, never its credentials. */
+export class DatabaseSetupError extends Error {
+  readonly unavailable: boolean;
+
+  constructor(database: Pick<Database, 'label'>, cause: unknown) {
+    const unavailable = isUnavailableError(cause);
+    super(
+      `${unavailable ? 'cannot reach' : 'cannot use'} the database ${database.label}: ${(cause as Error)?.message ?? String(cause)}`,
+    );
+    this.unavailable = unavailable;
+  }
+}
+
+/**
+ * Migrates once the database can be reached: while it cannot (a server still starting, a network
+ * not yet up), waits with backoff, calling `onWait` once per attempt. Any other failure (a wrong
+ * password, a database that does not exist) is thrown at once.
+ */
+export async function migrateWhenReachable(
+  database: Database,
+  onWait: (attempt: number, retryInMs: number, reason: string) => void,
+): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrate(database);
+    } catch (err) {
+      if (!isUnavailableError(err)) throw new DatabaseSetupError(database, err);
+      const retryInMs = Math.min(500 * 2 ** attempt, 10_000);
+      onWait(attempt, retryInMs, (err as Error).message);
+      await new Promise((r) => setTimeout(r, retryInMs));
+    }
+  }
 }
 
 /**

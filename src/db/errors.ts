@@ -25,7 +25,7 @@ export function isUnavailableError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|database is locked|The database connection is not open/i.test(
+  return /Connection terminated|is not queryable|timeout exceeded when trying to connect|connect ECONNREFUSED|database is locked|The database connection is not open/i.test(
     message,
   );
 }

@@ -157,7 +157,8 @@ export function errorHandler(
   const known = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (known) return sendAppError(reply, new AppError(known[0], known[1]));
   if (isUnavailableError(error)) {
-    request.log.warn({ err: error }, 'storage unavailable');
+    // The outage itself is logged once by the database layer; this is one request it turned away.
+    request.log.debug({ reason: error.message }, 'storage unavailable');
     return sendAppError(
       reply,
       new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable', {}, { 'Retry-After': '5' }),

@@ -9,10 +9,13 @@ import type { Database } from '../db/database.ts';
 import type { Channel } from '../channels/channel.ts';
 import { claimDue, markProcessing, reschedule, type TransactionRow } from './transactions.repository.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
+import { OutageLog } from '../db/outage-log.ts';
 import type { SettlementService } from './settlement.service.ts';
 
 export interface WorkerLogger {
   error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
 }
 
 const LEASE_MS = 30_000;
@@ -31,13 +34,16 @@ export class TransactionWorker {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = true;
+  private readonly storeDown: OutageLog;
 
   constructor(
     private readonly database: Database,
     private readonly channels: (name: string) => Channel | undefined,
     private readonly settlement: SettlementService,
     private readonly options: { pollMs: number; now?: () => number; logger: WorkerLogger },
-  ) {}
+  ) {
+    this.storeDown = new OutageLog(options.logger, 'transaction worker');
+  }
 
   private get now(): number {
     return (this.options.now ?? Date.now)();
@@ -93,8 +99,10 @@ export class TransactionWorker {
       let rows: TransactionRow[];
       try {
         rows = await claimDue(this.database.db, this.database.kind, this.now, LEASE_MS, BATCH);
+        this.storeDown.ok();
       } catch (err) {
-        this.options.logger.error({ err }, 'claiming due transactions failed');
+        // Tried again at the next poll: a database that is down is not hammered.
+        this.storeDown.failed(err, 'claiming due transactions failed');
         return handled;
       }
       await Promise.all(rows.map((row) => this.handle(row)));
@@ -164,7 +172,7 @@ export class TransactionWorker {
       else
         await reschedule(this.database.db, row.payment_id, this.now + Math.max(channel.payoutPollMs, 1000));
     } catch (err) {
-      this.options.logger.error({ err, payment_id: row.payment_id }, 'transaction worker step failed');
+      this.storeDown.failed(err, 'transaction worker step failed', { payment_id: row.payment_id });
       await reschedule(this.database.db, row.payment_id, this.now + this.options.pollMs).catch(() => {});
     }
   }
