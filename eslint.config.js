@@ -42,7 +42,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**', 'bench/**', 'examples/**'],
+    files: ['test/**', 'bench/**', 'scripts/**', 'examples/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );
