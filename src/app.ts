@@ -13,7 +13,7 @@ import { CallbackDispatcher } from './callbacks/callback.dispatcher.ts';
 import { callbackRoutes } from './callbacks/callbacks.routes.ts';
 import { authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
-import { AppError } from './http/errors.ts';
+import { AppError } from './errors.ts';
 import { createMetrics, httpMetrics, type Metrics } from './http/metrics.ts';
 import {
   errorHandler,

@@ -11,7 +11,7 @@ import { formatAmount, parseAmountText, toRupees } from './money.ts';
 import { MerchantNotFoundError } from './merchants/merchants.service.ts';
 import { DELIVERY_STATUSES } from './callbacks/callbacks.service.ts';
 import type { DeliveryStatus } from './db/schema.ts';
-import { AppError } from './http/errors.ts';
+import { AppError } from './errors.ts';
 import { isUnavailableError } from './db/errors.ts';
 import { disableAllocationSitePretenuring } from './gc-tuning.ts';
 

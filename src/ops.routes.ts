@@ -1,7 +1,7 @@
 /** Operations endpoints: liveness, readiness, Prometheus metrics (CONTRACT §9). */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from './db/database.ts';
-import { AppError } from './http/errors.ts';
+import { AppError } from './errors.ts';
 import type { Metrics } from './http/metrics.ts';
 
 export const opsRoutes: FastifyPluginAsync<{ database: Database; metrics: Metrics }> = async (

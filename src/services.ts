@@ -4,11 +4,10 @@
  */
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
-import type { Channel } from './channels/channel.ts';
 import { SandboxChannel } from './channels/sandbox.channel.ts';
 import { CallbackService } from './callbacks/callbacks.service.ts';
-import { AppError } from './http/errors.ts';
-import { MerchantService, type Principal } from './merchants/merchants.service.ts';
+import { MerchantService } from './merchants/merchants.service.ts';
+import { sandboxOnly } from './payments/channel-choice.ts';
 import { PayinService } from './payins/payins.service.ts';
 import { PayoutService } from './payouts/payouts.service.ts';
 import { SandboxService } from './sandbox/sandbox.service.ts';
@@ -29,13 +28,7 @@ export interface Services {
 export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
   const { db } = database;
   const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
-  const channelFor = (p: Principal): Channel => {
-    if (p.mode === 'test') return sandboxChannel;
-    throw new AppError(
-      'LIVE_CHANNEL_NOT_CONFIGURED',
-      'No live payment channel is configured for this gateway',
-    );
-  };
+  const channelFor = sandboxOnly(sandboxChannel);
   const settlement = new SettlementService(db, {
     payinFeeBps: config.payinFeeBps,
     callbackMaxAttempts: 1 + config.callbackMaxRetries,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { ERROR_STATUS } from '../../src/http/errors.ts';
+import { ERROR_STATUS } from '../../src/errors.ts';
 
 const guide = readFileSync(new URL('../../docs/integration.md', import.meta.url), 'utf8');
 const vectorsPath = new URL('../../test/vectors/callback-signatures.json', import.meta.url).pathname;

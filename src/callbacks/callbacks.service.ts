@@ -5,7 +5,7 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import { findTransaction } from '../transactions/transactions.repository.ts';
 import { listAttempts, listDeliveries, type AttemptRow, type DeliveryRow } from './deliveries.repository.ts';
 import { enqueueDelivery } from './outbox.repository.ts';

@@ -1,7 +1,7 @@
 /** Bearer API-key authentication for the merchant API (seed §5.1, CONTRACT §8). */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { MerchantService, Principal } from '../merchants/merchants.service.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

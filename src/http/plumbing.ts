@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/errors.ts';
-import { AppError, envelope, ValidationError, type ErrorCode } from './errors.ts';
+import { AppError, envelope, ValidationError, type ErrorCode } from '../errors.ts';
 import { toValidationIssues } from './validation.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;

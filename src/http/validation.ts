@@ -5,7 +5,7 @@
  */
 import type { Ajv, ErrorObject } from 'ajv';
 import { decimalPlaces } from '../money.ts';
-import type { ValidationIssue } from './errors.ts';
+import type { ValidationIssue } from '../errors.ts';
 
 const EMAIL =
   /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;

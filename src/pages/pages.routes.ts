@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/errors.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import { PagesService, type PageKind } from './pages.service.ts';
 import { PAGE_CSS_HASH } from './pages.styles.ts';
 import { renderErrorPage, renderPage } from './pages.views.ts';

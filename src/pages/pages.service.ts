@@ -6,9 +6,9 @@
  */
 import type { Kysely } from 'kysely';
 import type { Tables } from '../db/schema.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import { formatAmount, formatIndian } from '../money.ts';
-import type { PayinFlow } from '../payins/payins.service.ts';
+import type { PayinFlow } from '../payments/flows.ts';
 import { deepLinks, qrSvg, upiIntent, type UpiPayment } from '../payins/upi.ts';
 import type { SandboxService } from '../sandbox/sandbox.service.ts';
 import { findPagePayin, type PageRow } from './pages.repository.ts';

@@ -1,6 +1,7 @@
 /** Request and response schemas of the pay-in endpoints (seed §2.4, §2.5, §4). */
 import { Type, type Static } from '@sinclair/typebox';
 import type { CommonSchemas } from '../http/common.schemas.ts';
+import { statusResponse } from '../payments/payments.schemas.ts';
 
 const EXAMPLE = {
   money: { amount: 500, currency: 'INR' },
@@ -82,22 +83,5 @@ export const OffsitePayinResponse = Type.Object(
 );
 export type OffsitePayinResponse = Static<typeof OffsitePayinResponse>;
 
-function statusResponse<S extends string>(statuses: readonly S[], title: string) {
-  return Type.Object(
-    {
-      status: Type.Unsafe<S>({ type: 'string', enum: [...statuses], description: statuses.join(', ') }),
-      money: Type.Object({ amount: Type.Number(), currency: Type.String() }),
-      channel_txn_id: Type.String({ description: 'The channel\'s reference; "" until known' }),
-      utr: Type.String({ description: '12-digit bank reference; "" until the transaction succeeds' }),
-    },
-    { title },
-  );
-}
-
 export const PayinStatusResponse = statusResponse(['PENDING', 'SUCCESS', 'FAILED'], 'PayinStatusResponse');
-export const PayoutStatusResponse = statusResponse(
-  ['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'],
-  'PayoutStatusResponse',
-);
-export type StatusResponse = Static<typeof PayoutStatusResponse>;
 export type PayinStatusView = Static<typeof PayinStatusResponse>;

@@ -6,16 +6,18 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { Config } from '../config.ts';
-import type { Flow, Tables } from '../db/schema.ts';
-import type { Channel } from '../channels/channel.ts';
-import { AppError } from '../http/errors.ts';
+import type { Tables } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
 import { newPaymentId } from '../ids.ts';
 import { toPaise, toRupees } from '../money.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
-import { requestHash, type Created } from '../payments/idempotency.ts';
+import type { ChannelFor } from '../payments/channel-choice.ts';
+import { checkCurrency } from '../payments/currency.ts';
+import type { PayinFlow } from '../payments/flows.ts';
+import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
+import { toStatusResponse } from '../payments/status-view.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
 import {
-  findByOrderNo,
   findStatus,
   insertTransactions,
   type TransactionRow,
@@ -25,39 +27,8 @@ import type {
   PagePayinResponse,
   PayinRequest,
   PayinStatusView,
-  StatusResponse,
 } from './payins.schemas.ts';
 import { deepLinks, qrDataUrl, upiIntent } from './upi.ts';
-
-export type PayinFlow = Exclude<Flow, 'payout'>;
-
-/** Resolves the channel for a merchant's mode, or throws 403 when none is configured. */
-export type ChannelFor = (principal: Principal) => Channel;
-
-export function checkCurrency(config: Config, currency: string | null | undefined): string {
-  const c = currency ?? 'INR';
-  if (!config.supportedCurrencies.includes(c)) {
-    throw new AppError('VALIDATION_INVALID_CURRENCY', `Currency ${c.slice(0, 8)} is not supported`, {
-      supported_currencies: [...config.supportedCurrencies],
-    });
-  }
-  return c;
-}
-
-export function toStatusResponse(v: {
-  status: string;
-  amount: number;
-  currency: string;
-  channel_txn_id: string;
-  utr: string;
-}): StatusResponse {
-  return {
-    status: v.status as StatusResponse['status'],
-    money: { amount: toRupees(v.amount), currency: v.currency },
-    channel_txn_id: v.channel_txn_id,
-    utr: v.utr,
-  };
-}
 
 const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
 
@@ -204,21 +175,4 @@ async function withQrCode(stored: string): Promise<string> {
     ...body,
     data: { qrCode: await qrDataUrl(body.data.cashier_string), ...body.data },
   });
-}
-
-/** After an order-number conflict: the original response when the request is the same, else 409. */
-export async function replayOrConflict(
-  db: Kysely<Tables>,
-  principal: Principal,
-  kind: 'payin' | 'payout',
-  orderNo: string,
-  hash: string,
-): Promise<Created<never>> {
-  const existing = await findByOrderNo(db, principal.merchantId, kind, orderNo);
-  if (existing && existing.request_hash === hash) return { body: existing.response_json, replayed: true };
-  throw new AppError(
-    'DUPLICATE_ORDER_NO',
-    `merchant_order_no was already used for another ${kind === 'payin' ? 'pay-in' : 'payout'} request`,
-    existing ? { payment_id: existing.payment_id } : {},
-  );
 }

@@ -11,9 +11,8 @@ import {
 import { CALLBACKS } from '../callbacks/callbacks.openapi.ts';
 import { principalOf } from '../http/auth.ts';
 import { sendCreated } from '../http/reply.ts';
-import { PayoutStatusResponse } from '../payins/payins.schemas.ts';
 import type { PayoutService } from './payouts.service.ts';
-import { payoutSchemas, PayoutResponse } from './payouts.schemas.ts';
+import { payoutSchemas, PayoutResponse, PayoutStatusResponse } from './payouts.schemas.ts';
 
 export interface PayoutRoutesOptions {
   payouts: PayoutService;

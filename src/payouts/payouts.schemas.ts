@@ -1,6 +1,7 @@
 /** Request and response schemas of the payout endpoint (seed §2.6, §2.7; CONTRACT §5). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Text, type CommonSchemas } from '../http/common.schemas.ts';
+import { statusResponse } from '../payments/payments.schemas.ts';
 
 export function payoutSchemas(c: CommonSchemas) {
   const Receiver = Type.Object(
@@ -48,3 +49,9 @@ export const PayoutResponse = Type.Object(
   { title: 'PayoutResponse' },
 );
 export type PayoutResponse = Static<typeof PayoutResponse>;
+
+/** A payout's status: unlike a pay-in, it passes through PROCESSING while the bank has it. */
+export const PayoutStatusResponse = statusResponse(
+  ['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'],
+  'PayoutStatusResponse',
+);

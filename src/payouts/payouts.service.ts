@@ -10,18 +10,15 @@ import type { Config } from '../config.ts';
 import type { Database, DatabaseKind } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import { newPaymentId } from '../ids.ts';
 import { toPaise, toRupees } from '../money.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
-import { requestHash, type Created } from '../payments/idempotency.ts';
-import {
-  checkCurrency,
-  replayOrConflict,
-  toStatusResponse,
-  type ChannelFor,
-} from '../payins/payins.service.ts';
-import type { StatusResponse } from '../payins/payins.schemas.ts';
+import type { ChannelFor } from '../payments/channel-choice.ts';
+import { checkCurrency } from '../payments/currency.ts';
+import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
+import type { StatusResponse } from '../payments/payments.schemas.ts';
+import { toStatusResponse } from '../payments/status-view.ts';
 import {
   deleteTransactions,
   findStatus,

@@ -7,10 +7,10 @@ import type { Kysely } from 'kysely';
 import type { Tables, TransactionKind } from '../db/schema.ts';
 import type { SandboxChannel } from '../channels/sandbox.channel.ts';
 import type { SettlementSink } from '../channels/channel.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
-import { toStatusResponse } from '../payins/payins.service.ts';
-import type { StatusResponse } from '../payins/payins.schemas.ts';
+import type { StatusResponse } from '../payments/payments.schemas.ts';
+import { toStatusResponse } from '../payments/status-view.ts';
 import { findTransaction, type TransactionRow } from '../transactions/transactions.repository.ts';
 
 export class SandboxService {

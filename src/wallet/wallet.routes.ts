@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { errorResponses } from '../http/common.schemas.ts';
 import { principalOf } from '../http/auth.ts';
 import { toRupees } from '../money.ts';
-import { checkCurrency } from '../payins/payins.service.ts';
+import { checkCurrency } from '../payments/currency.ts';
 import type { WalletService } from './wallet.service.ts';
 
 export const BalanceResponse = Type.Object(
