@@ -52,10 +52,7 @@ export async function startServer(
   const { app, services, worker, dispatcher } = paygate;
 
   if (options.firstRun && (await services.merchants.count()) === 0) {
-    const created = await services.merchants.createIfNone(
-      { name: 'Sandbox Merchant' },
-      database.kind === 'postgres',
-    );
+    const created = await services.merchants.createIfNone({ name: 'Sandbox Merchant' }, database);
     if (created) (options.print ?? console.log)(firstRunBanner(config, created));
   }
 

@@ -57,7 +57,7 @@ for (const kind of DATABASES) {
       const db = g.database.db;
       const at = 1_000_000;
       const ids = await pendingDeliveries(g, 3, at);
-      const claimed = await claimDueDeliveries(db, g.database.kind, at, 10_000, 10);
+      const claimed = await claimDueDeliveries(g.database, at, 10_000, 10);
       const byId = new Map(claimed.filter((r) => ids.includes(r.id)).map((r) => [r.id, r]));
       const [a, b, c] = ids.map((id) => byId.get(id) as DeliveryRow);
       assert.ok(a && b && c);

@@ -161,13 +161,7 @@ export class CallbackDispatcher {
       const room = this.config.callbackConcurrency - this.inFlight.size;
       // A send that finishes pumps again, so a full dispatcher needs no timer.
       if (this.stopped || room <= 0) return;
-      const rows = await claimDueDeliveries(
-        this.database.db,
-        this.database.kind,
-        this.now(),
-        this.leaseMs,
-        room,
-      );
+      const rows = await claimDueDeliveries(this.database, this.now(), this.leaseMs, room);
       if (rows.length > 0) {
         const secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
         for (const row of rows) this.launch(row, secrets.get(row.merchant_id));

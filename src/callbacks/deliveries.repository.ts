@@ -4,42 +4,29 @@
  * (as graphile-worker keeps them in its jobs table), so any process can pick a delivery up.
  */
 import { sql, type Kysely } from 'kysely';
-import type { DatabaseKind } from '../db/database.ts';
+import { claimDue, type WorkTable } from '../db/claim.ts';
+import type { Database } from '../db/database.ts';
 import type { CallbackAttemptTable, CallbackDeliveryTable, DeliveryStatus, Tables } from '../db/schema.ts';
 
 export type DeliveryRow = CallbackDeliveryTable;
 export type AttemptRow = Omit<CallbackAttemptTable, 'id'> & { id: number };
 
-/**
- * Claims up to `limit` due deliveries (pending, due, lease free or run out) until `now + leaseMs`.
- * On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim side by side without ever
- * taking the same row; on SQLite the single statement is atomic and one process owns the file.
- */
-export async function claimDueDeliveries(
-  db: Kysely<Tables>,
-  kind: DatabaseKind,
+/** Deliveries are due when pending and their next attempt's time has come. */
+const DUE_DELIVERIES: WorkTable<'callback_deliveries'> = {
+  table: 'callback_deliveries',
+  key: 'id',
+  open: ['pending'],
+  dueAt: 'next_attempt_at',
+};
+
+/** Claims up to `limit` due deliveries until `now + leaseMs`. */
+export function claimDueDeliveries(
+  database: Pick<Database, 'db' | 'lockRows'>,
   now: number,
   leaseMs: number,
   limit: number,
 ): Promise<DeliveryRow[]> {
-  const due = db
-    .selectFrom('callback_deliveries')
-    .select('id')
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .orderBy('next_attempt_at')
-    .limit(limit);
-  return (
-    db
-      .updateTable('callback_deliveries')
-      .set({ lease_until: now + leaseMs })
-      // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
-      // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every pending row.
-      .where('id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
-      .returningAll()
-      .execute()
-  );
+  return claimDue(database, DUE_DELIVERIES, now, leaseMs, limit);
 }
 
 /**

@@ -1,19 +1,30 @@
 /**
  * Opens the store named by DATABASE_URL: SQLite through better-sqlite3 (the embedded default)
  * or PostgreSQL through a `pg` pool. Both sit behind one kysely instance, so repositories are
- * written once; the few statements that differ ask `kind`.
+ * written once; what differs between the two (row locks, advisory locks, LISTEN/NOTIFY, how the
+ * hottest reads are grouped) is a method of the `Database` this returns, and no code outside
+ * `src/db/` asks which database it has.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type SelectQueryBuilder,
+} from 'kysely';
 import type { Tables } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { SqliteReads } from './sqlite-reads.ts';
 import { connectionLog, silentLogger, type DatabaseLogger } from './connection-health.ts';
 import { PgListener } from './pg-listener.ts';
 import { isUnavailableError } from './errors.ts';
+import { postgresStatusReader, sqliteStatusReader, type StatusReader } from './status-reads.ts';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -32,6 +43,23 @@ export interface Database {
    * read asked for while the caller's own transaction is open would wait for that transaction.
    */
   firstRow<T>(sql: string, parameters: readonly unknown[]): Promise<T | undefined>;
+  /** A transaction's status view by id, merchant and kind; reads that arrive together are grouped. */
+  readStatus: StatusReader;
+  /**
+   * The rows `query` selects, locked for the caller's transaction on PostgreSQL: `wait` for rows
+   * to be updated (other writers wait), `skip-locked` for claiming work (rows another process
+   * holds are passed over). On SQLite the query as it is: a write transaction holds the whole file.
+   */
+  lockRows<DB, TB extends keyof DB, O>(
+    query: SelectQueryBuilder<DB, TB, O>,
+    mode: 'wait' | 'skip-locked',
+  ): SelectQueryBuilder<DB, TB, O>;
+  /**
+   * Serialises transactions that take the same `key` (until `tx` ends), for work that must happen
+   * once across processes: PostgreSQL's transaction-level advisory lock. On SQLite, where a write
+   * transaction already excludes every other, nothing.
+   */
+  advisoryLock(tx: Kysely<Tables>, key: number): Promise<void>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   /**
@@ -148,6 +176,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
       url,
       label,
       firstRow: <T>(text: string, parameters: readonly unknown[]) => reads.firstRow<T>(text, parameters),
+      readStatus: sqliteStatusReader(db, reads),
+      lockRows: (query) => query,
+      async advisoryLock() {},
       async ping() {
         raw.prepare('select 1').get();
       },
@@ -188,6 +219,11 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     url,
     label,
     firstRow: <T>(text: string, parameters: readonly unknown[]) => queuedFirstRow<T>(db, text, parameters),
+    readStatus: postgresStatusReader(db),
+    lockRows: (query, mode) => (mode === 'skip-locked' ? query.forUpdate().skipLocked() : query.forUpdate()),
+    async advisoryLock(tx, key) {
+      await sql`select pg_advisory_xact_lock(${key})`.execute(tx);
+    },
     async ping() {
       await pool.query('select 1');
     },

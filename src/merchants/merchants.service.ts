@@ -4,7 +4,8 @@
  * does not pay a database round-trip for its key, while a rotated or disabled key stops working
  * within `KEY_CACHE_MS`.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
 import {
@@ -114,12 +115,15 @@ export class MerchantService {
   }
 
   /**
-   * Creates a merchant only when there is none yet (the first run of `serve`). On PostgreSQL an
-   * advisory lock makes processes that start together create one merchant between them.
+   * Creates a merchant only when there is none yet (the first run of `serve`). The advisory lock
+   * makes processes that start together on one database create one merchant between them.
    */
-  async createIfNone(input: NewMerchant, lockWithAdvisory: boolean): Promise<CreatedMerchant | null> {
+  async createIfNone(
+    input: NewMerchant,
+    locks: Pick<Database, 'advisoryLock'>,
+  ): Promise<CreatedMerchant | null> {
     return this.db.transaction().execute(async (tx) => {
-      if (lockWithAdvisory) await sql`select pg_advisory_xact_lock(${FIRST_RUN_LOCK})`.execute(tx);
+      await locks.advisoryLock(tx, FIRST_RUN_LOCK);
       if ((await countMerchants(tx)) > 0) return null;
       return this.insertNew(tx, input);
     });

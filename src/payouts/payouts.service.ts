@@ -7,7 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
-import type { Database, DatabaseKind } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
 import { AppError } from '../errors.ts';
@@ -64,8 +64,7 @@ export class PayoutService {
   ) {
     this.db = database.db;
     this.now = now ?? Date.now;
-    const kind = database.kind;
-    this.batcher = new WriteBatcher((batch) => this.write(kind, batch), MAX_BATCH);
+    this.batcher = new WriteBatcher((batch) => this.write(batch), MAX_BATCH);
   }
 
   async create(principal: Principal, req: PayoutRequest): Promise<Created<PayoutResponse>> {
@@ -149,7 +148,7 @@ export class PayoutService {
    * one for the wallets). A refused payout's record is removed again, so it leaves no trace and
    * its order number stays free for a retry.
    */
-  private async write(kind: DatabaseKind, batch: PendingPayout[]): Promise<Written[]> {
+  private async write(batch: PendingPayout[]): Promise<Written[]> {
     return this.db.transaction().execute(async (tx) => {
       const at = this.now();
       const results = new Map<PendingPayout, Written>();
@@ -181,7 +180,7 @@ export class PayoutService {
       }
       const refused: string[] = [];
       const wallets = [...byWallet.values()];
-      const balances = await lockAvailable(tx, kind, wallets);
+      const balances = await lockAvailable(tx, this.database, wallets);
       const accepted: Hold[] = [];
       for (const wallet of wallets) {
         let available = balances.get(walletKey(wallet)) ?? 0;

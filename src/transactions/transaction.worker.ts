@@ -7,7 +7,12 @@
  */
 import type { Database } from '../db/database.ts';
 import type { Channel } from '../channels/channel.ts';
-import { claimDue, markProcessing, reschedule, type TransactionRow } from './transactions.repository.ts';
+import {
+  claimDueTransactions,
+  markProcessing,
+  reschedule,
+  type TransactionRow,
+} from './transactions.repository.ts';
 import { WriteBatcher } from '../db/write-batcher.ts';
 import { OutageLog } from '../db/outage-log.ts';
 import type { SettlementService } from './settlement.service.ts';
@@ -98,7 +103,7 @@ export class TransactionWorker {
     for (;;) {
       let rows: TransactionRow[];
       try {
-        rows = await claimDue(this.database.db, this.database.kind, this.now, LEASE_MS, BATCH);
+        rows = await claimDueTransactions(this.database, this.now, LEASE_MS, BATCH);
         this.storeDown.ok();
       } catch (err) {
         // Tried again at the next poll: a database that is down is not hammered.

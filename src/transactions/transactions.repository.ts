@@ -1,8 +1,11 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
 import { sql, type Kysely } from 'kysely';
-import type { Database, DatabaseKind } from '../db/database.ts';
-import { WriteBatcher } from '../db/write-batcher.ts';
+import { claimDue, type WorkTable } from '../db/claim.ts';
+import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
+import type { StatusView } from '../db/status-reads.ts';
+
+export type { StatusView };
 
 export type TransactionRow = TransactionTable;
 
@@ -67,95 +70,15 @@ export async function findTransaction(
   return db.selectFrom('transactions').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
 }
 
-export interface StatusView {
-  status: TransactionStatus;
-  amount: number;
-  currency: string;
-  channel_txn_id: string;
-  utr: string;
-}
-
 /** The few columns a status query returns, for one merchant's transaction of one kind. */
 export async function findStatus(
-  database: Database,
+  database: Pick<Database, 'readStatus'>,
   merchantId: string,
   kind: TransactionKind,
   paymentId: string,
 ): Promise<StatusView | undefined> {
   if (!PAYMENT_ID.test(paymentId)) return undefined;
-  if (database.kind === 'postgres') return statusReads(database).submit({ paymentId, merchantId, kind });
-  // The hottest read of the API: its SQL is built once per database and reused with new values
-  // (kysely builds and compiles on every call), and it skips kysely's pipeline (`firstRow`).
-  let text = statusSql.get(database.db);
-  if (text === undefined) {
-    text = database.db
-      .selectFrom('transactions')
-      .select(['status', 'amount', 'currency', 'channel_txn_id', 'utr'])
-      .where('payment_id', '=', '')
-      .where('merchant_id', '=', '')
-      .where('kind', '=', 'payin')
-      .compile().sql;
-    statusSql.set(database.db, text);
-  }
-  return database.firstRow<StatusView>(text, [paymentId, merchantId, kind]);
-}
-
-const statusSql = new WeakMap<Kysely<Tables>, string>();
-
-interface StatusKey {
-  paymentId: string;
-  merchantId: string;
-  kind: TransactionKind;
-}
-
-/** The most status reads in one PostgreSQL query. */
-const MAX_STATUS_READS = 100;
-const statusReaders = new WeakMap<Database, WriteBatcher<StatusKey, StatusView | undefined>>();
-
-/**
- * Status reads on PostgreSQL, grouped: the reads that arrive while one query is out are asked for
- * together in the next, one round trip and one statement for all of them (by primary key; the
- * merchant and kind are checked here, so that a read of another merchant's transaction finds none).
- */
-function statusReads(database: Database): WriteBatcher<StatusKey, StatusView | undefined> {
-  let reader = statusReaders.get(database);
-  if (!reader) {
-    reader = new WriteBatcher(
-      async (keys) => {
-        const rows = await database.db
-          .selectFrom('transactions')
-          .select([
-            'payment_id',
-            'merchant_id',
-            'kind',
-            'status',
-            'amount',
-            'currency',
-            'channel_txn_id',
-            'utr',
-          ])
-          .where('payment_id', 'in', [...new Set(keys.map((k) => k.paymentId))])
-          .execute();
-        const byId = new Map(rows.map((r) => [r.payment_id, r]));
-        return keys.map((k) => {
-          const r = byId.get(k.paymentId);
-          if (!r || r.merchant_id !== k.merchantId || r.kind !== k.kind) return undefined;
-          return {
-            status: r.status,
-            amount: r.amount,
-            currency: r.currency,
-            channel_txn_id: r.channel_txn_id,
-            utr: r.utr,
-          };
-        });
-      },
-      MAX_STATUS_READS,
-      // The values are checked before they get here: a failing read is the database's failure.
-      () => false,
-    );
-    statusReaders.set(database, reader);
-  }
-  return reader;
+  return database.readStatus({ paymentId, merchantId, kind });
 }
 
 /**
@@ -199,36 +122,22 @@ export async function insertEvent(
     .execute();
 }
 
-/**
- * Claims transactions whose next action is due (pay-in expiry, payout submission or settlement)
- * for `leaseMs`. On PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes claim side by side
- * without taking the same row; on SQLite the single statement is atomic on its own.
- */
-export async function claimDue(
-  db: Kysely<Tables>,
-  kind: DatabaseKind,
+/** Transactions wait on time: pay-in expiry, payout submission, asking for a payout's outcome. */
+const DUE_TRANSACTIONS: WorkTable<'transactions'> = {
+  table: 'transactions',
+  key: 'payment_id',
+  open: ['PENDING', 'PROCESSING'],
+  dueAt: 'next_action_at',
+};
+
+/** Claims transactions whose next action is due, for `leaseMs`. */
+export function claimDueTransactions(
+  database: Pick<Database, 'db' | 'lockRows'>,
   now: number,
   leaseMs: number,
   limit: number,
 ): Promise<TransactionRow[]> {
-  const due = db
-    .selectFrom('transactions')
-    .select('payment_id')
-    .where('status', 'in', ['PENDING', 'PROCESSING'])
-    .where('next_action_at', '<=', now)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .orderBy('next_action_at')
-    .limit(limit);
-  return (
-    db
-      .updateTable('transactions')
-      .set({ lease_until: now + leaseMs })
-      // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
-      // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every open transaction.
-      .where('payment_id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
-      .returningAll()
-      .execute()
-  );
+  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit);
 }
 
 /** Records that the channel accepted a payout, and when to ask it for the outcome. */

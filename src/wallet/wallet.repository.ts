@@ -1,6 +1,6 @@
 /** SQL for wallets and ledger entries. Every balance change goes through these statements. */
 import { sql, type Kysely } from 'kysely';
-import type { DatabaseKind } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import type { Tables, WalletTable } from '../db/schema.ts';
 
 export interface LedgerLine {
@@ -61,7 +61,7 @@ export function walletKey(w: WalletKey): string {
  */
 export async function lockAvailable(
   db: Kysely<Tables>,
-  kind: DatabaseKind,
+  locks: Pick<Database, 'lockRows'>,
   wallets: WalletKey[],
 ): Promise<Map<string, number>> {
   const balances = new Map<string, number>();
@@ -73,7 +73,7 @@ export async function lockAvailable(
     .where('currency', 'in', [...new Set(wallets.map((w) => w.currency))])
     .orderBy('merchant_id')
     .orderBy('currency');
-  const rows = await (kind === 'postgres' ? query.forUpdate() : query).execute();
+  const rows = await locks.lockRows(query, 'wait').execute();
   for (const r of rows)
     balances.set(walletKey({ merchantId: r.merchant_id, currency: r.currency }), r.available);
   return balances;
