@@ -17,7 +17,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { OutageLog } from '../db/outage-log.ts';
-import { WriteBatcher } from '../db/write-batcher.ts';
+import { BatchQueue } from '../db/batch-queue.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
 import { VERSION } from '../version.ts';
 import { CallbackSender, type AttemptResult } from './callback.sender.ts';
@@ -56,7 +56,7 @@ export class CallbackDispatcher {
   private readonly metrics: CallbackMetrics;
   private readonly leaseMs: number;
   /** Attempts that finish while others are being recorded are recorded together, in one transaction. */
-  private readonly recorder: WriteBatcher<AttemptRecord, boolean>;
+  private readonly recorder: BatchQueue<AttemptRecord, boolean>;
   private sender: CallbackSender | null = null;
   private listener: { stop(): Promise<void> } | null = null;
   private readonly inFlight = new Set<Promise<void>>();
@@ -74,7 +74,7 @@ export class CallbackDispatcher {
     this.now = options.now ?? Date.now;
     this.storeDown = new OutageLog(options.logger, 'callback dispatcher');
     this.leaseMs = config.callbackTimeoutMs + LEASE_MARGIN_MS;
-    this.recorder = new WriteBatcher((records) => recordAttempts(this.database.db, records));
+    this.recorder = new BatchQueue((records) => recordAttempts(this.database.db, records));
     this.metrics = createCallbackMetrics(options.registry, async () => {
       const at = this.now();
       const q = await queueStats(this.database.db, at);

@@ -87,15 +87,12 @@ export function sqlitePath(url: string): string | null {
 
 /**
  * better-sqlite3 compiles a statement on every `prepare`; kysely prepares on every query.
- * Caching the compiled statements by their text removes that cost from every request.
- *
- * Batched writes make statements of every size from 1 to 100 rows, and a compiled 100-row insert
- * holds about 160 KB of native memory: long texts get a small cache of their own, so that they
- * cannot grow the process by tens of megabytes, while the short, hot statements stay cached.
+ * Caching the compiled statements by their text removes that cost from every request. Batched
+ * statements keep one text whatever their size (`json-records.ts`), so the set of texts is small;
+ * a text longer than `MAX_CACHED_SQL` (none of ours) is compiled each time rather than kept.
  */
-const LONG_SQL = 2048;
-const MAX_SHORT = 500;
-const MAX_LONG = 24;
+const MAX_CACHED_SQL = 4096;
+const MAX_CACHED = 500;
 
 /**
  * Switches the file to WAL. SQLite does not wait (busy timeout) for the lock this takes, so two
@@ -122,24 +119,16 @@ function cachingSqlite(file: string): BetterSqlite3.Database {
   enableWal(raw);
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
-  const short = new Map<string, BetterSqlite3.Statement>();
-  const long = new Map<string, BetterSqlite3.Statement>();
+  const cache = new Map<string, BetterSqlite3.Statement>();
   const prepare = raw.prepare.bind(raw);
   raw.prepare = ((source: string) => {
-    const cache = source.length > LONG_SQL ? long : short;
     let stmt = cache.get(source);
-    if (stmt) {
-      // Most recently used last, so that the first key is the one to drop.
-      if (cache === long) {
-        long.delete(source);
-        long.set(source, stmt);
-      }
-      return stmt;
-    }
+    if (stmt) return stmt;
     stmt = prepare(source);
-    if (cache === short && short.size >= MAX_SHORT) short.clear();
-    if (cache === long && long.size >= MAX_LONG) long.delete(long.keys().next().value as string);
-    cache.set(source, stmt);
+    if (source.length <= MAX_CACHED_SQL) {
+      if (cache.size >= MAX_CACHED) cache.clear();
+      cache.set(source, stmt);
+    }
     return stmt;
   }) as typeof raw.prepare;
   return raw;

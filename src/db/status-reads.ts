@@ -13,7 +13,7 @@
 import type { Kysely } from 'kysely';
 import type { Tables, TransactionKind, TransactionStatus } from './schema.ts';
 import type { SqliteReads } from './sqlite-reads.ts';
-import { WriteBatcher } from './write-batcher.ts';
+import { BatchQueue } from './batch-queue.ts';
 
 export interface StatusKey {
   paymentId: string;
@@ -47,7 +47,7 @@ export function sqliteStatusReader(db: Kysely<Tables>, reads: SqliteReads): Stat
 const MAX_GROUP = 100;
 
 export function postgresStatusReader(db: Kysely<Tables>): StatusReader {
-  const group = new WriteBatcher<StatusKey, StatusView | undefined>(
+  const group = new BatchQueue<StatusKey, StatusView | undefined>(
     async (keys) => {
       const rows = await db
         .selectFrom('transactions')

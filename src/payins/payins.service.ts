@@ -16,7 +16,7 @@ import { checkCurrency } from '../payments/currency.ts';
 import type { PayinFlow } from '../payments/flows.ts';
 import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
-import { WriteBatcher } from '../db/write-batcher.ts';
+import { BatchQueue } from '../db/batch-queue.ts';
 import {
   findStatus,
   insertTransactions,
@@ -42,7 +42,7 @@ export class PayinService {
    * (one commit for the batch). Answers, per row, whether it was inserted (false: the order
    * number was taken, by an earlier request or by an earlier row of the same batch).
    */
-  private readonly inserts: WriteBatcher<TransactionRow, boolean>;
+  private readonly inserts: BatchQueue<TransactionRow, boolean>;
 
   private readonly db: Kysely<Tables>;
 
@@ -54,7 +54,7 @@ export class PayinService {
   ) {
     this.db = database.db;
     this.now = now ?? Date.now;
-    this.inserts = new WriteBatcher(async (rows) => {
+    this.inserts = new BatchQueue(async (rows) => {
       const inserted = await insertTransactions(this.db, rows);
       return rows.map((r) => inserted.has(r.payment_id));
     }, MAX_BATCH);

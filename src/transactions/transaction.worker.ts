@@ -13,7 +13,7 @@ import {
   reschedule,
   type TransactionRow,
 } from './transactions.repository.ts';
-import { WriteBatcher } from '../db/write-batcher.ts';
+import { BatchQueue } from '../db/batch-queue.ts';
 import { OutageLog } from '../db/outage-log.ts';
 import type { SettlementService } from './settlement.service.ts';
 
@@ -34,7 +34,7 @@ interface Submitted {
 }
 
 export class TransactionWorker {
-  private readonly processing = new WriteBatcher<Submitted, void>((batch) => this.recordSubmitted(batch));
+  private readonly processing = new BatchQueue<Submitted, void>((batch) => this.recordSubmitted(batch));
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;

@@ -1,6 +1,7 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
 import { sql, type Kysely } from 'kysely';
 import { claimDue, type WorkTable } from '../db/claim.ts';
+import { jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
 import type { StatusView } from '../db/status-reads.ts';
@@ -28,14 +29,45 @@ export async function insertTransactions(db: Kysely<Tables>, rows: TransactionRo
       ? compare(a.merchant_order_no, b.merchant_order_no)
       : compare(a.merchant_id, b.merchant_id),
   );
-  const inserted = await db
-    .insertInto('transactions')
-    .values(ordered)
-    .onConflict((oc) => oc.columns(['merchant_id', 'kind', 'merchant_order_no']).doNothing())
-    .returning('payment_id')
-    .execute();
-  return new Set(inserted.map((r) => r.payment_id));
+  // `where true` tells SQLite's parser that `on conflict` is the upsert clause, not a join's.
+  const inserted = await sql<{ payment_id: string }>`
+    insert into transactions (${COLUMN_LIST})
+    select ${COLUMN_LIST} from ${jsonRecords(db, ordered, COLUMNS)} as r where true
+    on conflict (merchant_id, kind, merchant_order_no) do nothing
+    returning payment_id`.execute(db);
+  return new Set(inserted.rows.map((r) => r.payment_id));
 }
+
+const COLUMNS = {
+  payment_id: 'text',
+  merchant_id: 'text',
+  kind: 'text',
+  flow: 'text',
+  merchant_order_no: 'text',
+  amount: 'bigint',
+  currency: 'text',
+  status: 'text',
+  utr: 'text',
+  channel_txn_id: 'text',
+  channel: 'text',
+  user_name: 'text',
+  user_phone: 'text',
+  user_email: 'text',
+  callback_url: 'text',
+  redirect_url: 'text',
+  receiver_name: 'text',
+  receiver_account_no: 'text',
+  receiver_ifsc: 'text',
+  request_hash: 'text',
+  response_json: 'text',
+  expires_at: 'bigint',
+  next_action_at: 'bigint',
+  lease_until: 'bigint',
+  created_at: 'bigint',
+  updated_at: 'bigint',
+  finalized_at: 'bigint',
+} as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
+const COLUMN_LIST = sql.raw(Object.keys(COLUMNS).join(', '));
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

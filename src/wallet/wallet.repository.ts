@@ -1,6 +1,7 @@
 /** SQL for wallets and ledger entries. Every balance change goes through these statements. */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { jsonRecords } from '../db/json-records.ts';
 import type { Tables, WalletTable } from '../db/schema.ts';
 
 export interface LedgerLine {
@@ -21,26 +22,36 @@ export async function insertJournal(db: Kysely<Tables>, journal: Journal, at: nu
   await insertJournals(db, [journal], at);
 }
 
+const ENTRY_COLUMNS = {
+  journal_id: 'text',
+  kind: 'text',
+  merchant_id: 'text',
+  currency: 'text',
+  account: 'text',
+  amount: 'bigint',
+  payment_id: 'text',
+  created_at: 'bigint',
+} as const;
+
 /** Writes the entries of several journals in one statement. */
 export async function insertJournals(db: Kysely<Tables>, journals: Journal[], at: number): Promise<void> {
   if (journals.length === 0) return;
-  await db
-    .insertInto('ledger_entries')
-    .values(
-      journals.flatMap((journal) =>
-        journal.lines.map((line) => ({
-          journal_id: journal.journalId,
-          kind: journal.kind,
-          merchant_id: journal.merchantId,
-          currency: journal.currency,
-          account: line.account,
-          amount: line.amount,
-          payment_id: journal.paymentId,
-          created_at: at,
-        })),
-      ),
-    )
-    .execute();
+  const entries = journals.flatMap((journal) =>
+    journal.lines.map((line) => ({
+      journal_id: journal.journalId,
+      kind: journal.kind,
+      merchant_id: journal.merchantId,
+      currency: journal.currency,
+      account: line.account,
+      amount: line.amount,
+      payment_id: journal.paymentId,
+      created_at: at,
+    })),
+  );
+  await sql`
+    insert into ledger_entries (journal_id, kind, merchant_id, currency, account, amount, payment_id, created_at)
+    select journal_id, kind, merchant_id, currency, account, amount, payment_id, created_at
+    from ${jsonRecords(db, entries, ENTRY_COLUMNS)} as e`.execute(db);
 }
 
 export interface WalletKey {
@@ -89,16 +100,17 @@ export async function moveToHeldMany(
   at: number,
 ): Promise<number> {
   if (moves.length === 0) return 0;
-  // UPDATE … FROM a VALUES list, read by SQLite (3.33+) and PostgreSQL with the default column
-  // names column1, column2, …
-  const values = sql.join(
-    moves.map((m) => sql`(${m.merchantId}, ${m.currency}, cast(${m.amount} as bigint))`),
-  );
+  const rows = moves.map((m) => ({
+    move_merchant: m.merchantId,
+    move_currency: m.currency,
+    amount: m.amount,
+  }));
+  const columns = { move_merchant: 'text', move_currency: 'text', amount: 'bigint' } as const;
   const result = await sql<{ merchant_id: string }>`
     update wallets as w
-    set available = available - v.column3, held = held + v.column3, updated_at = ${at}
-    from (values ${values}) as v
-    where w.merchant_id = v.column1 and w.currency = v.column2 and w.available >= v.column3
+    set available = available - v.amount, held = held + v.amount, updated_at = ${at}
+    from ${jsonRecords(db, rows, columns)} as v
+    where w.merchant_id = v.move_merchant and w.currency = v.move_currency and w.available >= v.amount
     returning merchant_id`.execute(db);
   return result.rows.length;
 }

@@ -1,6 +1,7 @@
 /**
- * Group commit in the application: requests that arrive while a write is in progress wait for it
- * to finish and are then written together, in one database transaction. Nothing waits on a timer:
+ * A queue that hands its items over in batches: items that arrive while a batch is being written
+ * (or read) wait for it to finish and then go together in the next, in one database transaction
+ * or one query. This is group commit in the application. Nothing waits on a timer:
  * a lone request is written at once, and under load each transaction carries everything that
  * queued during the previous one. One commit then serves many requests, which is what a hot row
  * (one merchant's wallet) needs: on PostgreSQL its lock is held once per batch, not once per payout.
@@ -20,7 +21,7 @@ interface Waiting<I, O> {
   reject(reason: unknown): void;
 }
 
-export class WriteBatcher<I, O> {
+export class BatchQueue<I, O> {
   private queue: Waiting<I, O>[] = [];
   private busy = false;
   private scheduled = false;

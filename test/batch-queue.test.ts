@@ -4,13 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WriteBatcher } from '../src/db/write-batcher.ts';
+import { BatchQueue } from '../src/db/batch-queue.ts';
 
-describe('WriteBatcher', () => {
+describe('BatchQueue', () => {
   it('writes what arrives together in one batch, and what arrives meanwhile in the next', async () => {
     const batches: number[][] = [];
     let release: () => void = () => {};
-    const batcher = new WriteBatcher<number, string>(async (items) => {
+    const batcher = new BatchQueue<number, string>(async (items) => {
       batches.push(items);
       if (batches.length === 1) await new Promise<void>((resolve) => (release = resolve));
       return items.map((i) => `r${i}`);
@@ -31,7 +31,7 @@ describe('WriteBatcher', () => {
 
   it('caps a batch at maxBatch items', async () => {
     const sizes: number[] = [];
-    const batcher = new WriteBatcher<number, number>(async (items) => {
+    const batcher = new BatchQueue<number, number>(async (items) => {
       sizes.push(items.length);
       return items;
     }, 4);
@@ -42,7 +42,7 @@ describe('WriteBatcher', () => {
 
   it('writes a failed batch again one item at a time, so that only the bad item fails', async () => {
     const batches: number[][] = [];
-    const batcher = new WriteBatcher<number, number>(async (items) => {
+    const batcher = new BatchQueue<number, number>(async (items) => {
       batches.push(items);
       if (items.includes(13)) throw new Error('13 cannot be written');
       return items.map((i) => i * 2);
@@ -57,7 +57,7 @@ describe('WriteBatcher', () => {
 
   it("fails every item of a batch at once when the failure is the store's, without trying each again", async () => {
     let calls = 0;
-    const batcher = new WriteBatcher<number, number>(async () => {
+    const batcher = new BatchQueue<number, number>(async () => {
       calls++;
       throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     });
@@ -71,7 +71,7 @@ describe('WriteBatcher', () => {
 
   it('does not split a failed batch when told not to', async () => {
     const batches: number[][] = [];
-    const batcher = new WriteBatcher<number, number>(
+    const batcher = new BatchQueue<number, number>(
       async (items) => {
         batches.push(items);
         throw new Error('read failed');
