@@ -43,6 +43,12 @@ export interface PayoutInFlight extends PayoutSubmission {
 
 export interface Channel {
   readonly name: string;
+  /**
+   * Whether opening a pay-in is a call to another system. Such a pay-in is recorded before the
+   * call and its answer after it (a failed call removes the record); a channel that opens locally
+   * (the sandbox) answers at once, and the pay-in is recorded with that answer in one write.
+   */
+  readonly opensRemotely: boolean;
   /** Opens a pay-in. Must be idempotent on `paymentId`. */
   openPayin(p: PayinOpening): Promise<PayinInstructions>;
   /** Hands a payout to the bank. Must be idempotent on `paymentId`: it may be called again after a crash. */

@@ -25,6 +25,7 @@ export function sandboxOutcome(
 
 export class SandboxChannel implements Channel {
   readonly name = 'sandbox';
+  readonly opensRemotely = false;
 
   constructor(
     /** SANDBOX_PAYOUT_SETTLE_MS */

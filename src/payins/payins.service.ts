@@ -17,9 +17,14 @@ import type { PayinFlow } from '../payments/flows.ts';
 import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
+import type { PayinInstructions } from '../channels/channel.ts';
 import {
+  deleteOpening,
+  findByOrderNo,
   findStatus,
   insertTransactions,
+  OPENING,
+  recordOpened,
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
 import type {
@@ -31,6 +36,20 @@ import type {
 import { deepLinks, qrDataUrl, upiIntent } from './upi.ts';
 
 const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
+
+/**
+ * How long a pay-in may stay opening (recorded, its channel not answered yet): longer than any
+ * channel call may take. A row still opening after it was abandoned by a process that stopped.
+ */
+export const OPENING_TIMEOUT_MS = 60_000;
+/** How often a repeat of an opening order looks whether the answer is there. */
+const OPENING_POLL_MS = 25;
+
+interface Answer {
+  response: PagePayinResponse | OffsitePayinResponse;
+  stored: string;
+  channelTxnId: string;
+}
 
 /** The most pay-ins written in one statement (27 parameters each). */
 const MAX_BATCH = 100;
@@ -84,41 +103,9 @@ export class PayinService {
     });
 
     const paymentId = newPaymentId();
-    const pageUrl = `${this.config.publicUrl}/${PAGE_PATH[flow]}/${paymentId}`;
-    const instructions = await channel.openPayin({
-      paymentId,
-      merchantOrderNo: req.merchant_order_no,
-      amount,
-      currency,
-      merchant: { name: principal.merchantName, vpa: principal.vpa },
-    });
-    const base = { success: true, payment_id: paymentId };
-    const tail = { amount: toRupees(amount), currency, message: 'Payment created' };
-    let response: PagePayinResponse | OffsitePayinResponse;
-    let stored: string;
-    if (flow === 'offsite') {
-      const upi = {
-        payeeVpa: instructions.payeeVpa,
-        payeeName: instructions.payeeName,
-        amount,
-        currency,
-        paymentId,
-        orderNo: req.merchant_order_no,
-      };
-      const intent = upiIntent(upi);
-      const data = { cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(upi) };
-      // Stored without the QR code (1.5 KB of every row, a pure function of the intent): a replay
-      // draws it again (`withQrCode`).
-      stored = JSON.stringify({ ...base, data, ...tail });
-      response = { ...base, data: { qrCode: await qrDataUrl(intent), ...data }, ...tail };
-    } else {
-      response = { ...base, payment_url: pageUrl, ...tail };
-      stored = JSON.stringify(response);
-    }
-
     const at = this.now();
     const expiresAt = at + this.config.payinExpiryS * 1000;
-    const inserted = await this.inserts.submit({
+    const row: TransactionRow = {
       payment_id: paymentId,
       merchant_id: principal.merchantId,
       kind: 'payin',
@@ -128,7 +115,7 @@ export class PayinService {
       currency,
       status: 'PENDING',
       utr: '',
-      channel_txn_id: instructions.channelTxnId,
+      channel_txn_id: '',
       channel: channel.name,
       user_name: user.user_name ?? null,
       user_phone: phone,
@@ -139,18 +126,133 @@ export class PayinService {
       receiver_account_no: null,
       receiver_ifsc: null,
       request_hash: hash,
-      response_json: stored,
+      response_json: OPENING,
       expires_at: expiresAt,
       next_action_at: expiresAt,
       lease_until: null,
       created_at: at,
       updated_at: at,
       finalized_at: null,
+    };
+    const opening = {
+      paymentId,
+      merchantOrderNo: req.merchant_order_no,
+      amount,
+      currency,
+      merchant: { name: principal.merchantName, vpa: principal.vpa },
+    };
+
+    if (!channel.opensRemotely) {
+      // Nothing to record first: the answer is at hand, and the pay-in is written with it.
+      const answer = await this.answer(flow, row, await channel.openPayin(opening));
+      const inserted = await this.inserts.submit({
+        ...row,
+        response_json: answer.stored,
+        channel_txn_id: answer.channelTxnId,
+      });
+      if (inserted) return { body: answer.response, replayed: false };
+      return this.replay(principal, flow, req.merchant_order_no, hash);
+    }
+
+    // Recorded first, so that a repeat of the order waits for this call instead of opening a
+    // second one; until the answer is recorded the worker treats the row as abandoned after
+    // OPENING_TIMEOUT_MS, and removes it.
+    if (!(await this.inserts.submit({ ...row, next_action_at: at + OPENING_TIMEOUT_MS })))
+      return this.replay(principal, flow, req.merchant_order_no, hash);
+    let answer: Answer;
+    try {
+      answer = await this.answer(flow, row, await channel.openPayin(opening));
+    } catch (err) {
+      await deleteOpening(this.db, paymentId);
+      throw err;
+    }
+    const recorded = await recordOpened(this.db, paymentId, {
+      responseJson: answer.stored,
+      channelTxnId: answer.channelTxnId,
+      expiresAt,
     });
-    if (inserted) return { body: response, replayed: false };
-    const replay = await replayOrConflict(this.db, principal, 'payin', req.merchant_order_no, hash);
-    // The flow is part of the request hash, so a replay here is of an offsite creation.
-    return flow === 'offsite' ? { ...replay, body: await withQrCode(replay.body as string) } : replay;
+    // Answered after OPENING_TIMEOUT_MS: the record was removed as abandoned, so this pay-in
+    // does not exist and must not be handed out.
+    if (!recorded)
+      throw new AppError(
+        'CHANNEL_UNAVAILABLE',
+        'The payment channel answered too late; send the request again',
+        {},
+        { 'Retry-After': '1' },
+      );
+    return { body: answer.response, replayed: false };
+  }
+
+  /** The creation response for the channel's answer, and the JSON kept for replays. */
+  private async answer(
+    flow: PayinFlow,
+    row: TransactionRow,
+    instructions: PayinInstructions,
+  ): Promise<Answer> {
+    const paymentId = row.payment_id;
+    const pageUrl = `${this.config.publicUrl}/${PAGE_PATH[flow]}/${paymentId}`;
+    const base = { success: true, payment_id: paymentId };
+    const tail = { amount: toRupees(row.amount), currency: row.currency, message: 'Payment created' };
+    const channelTxnId = instructions.channelTxnId;
+    if (flow !== 'offsite') {
+      const response = { ...base, payment_url: pageUrl, ...tail };
+      return { response, stored: JSON.stringify(response), channelTxnId };
+    }
+    const upi = {
+      payeeVpa: instructions.payeeVpa,
+      payeeName: instructions.payeeName,
+      amount: row.amount,
+      currency: row.currency,
+      paymentId,
+      orderNo: row.merchant_order_no,
+    };
+    const intent = upiIntent(upi);
+    const data = { cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(upi) };
+    return {
+      response: { ...base, data: { qrCode: await qrDataUrl(intent), ...data }, ...tail },
+      // Stored without the QR code (1.5 KB of every row, a pure function of the intent): a replay
+      // draws it again (`withQrCode`).
+      stored: JSON.stringify({ ...base, data, ...tail }),
+      channelTxnId,
+    };
+  }
+
+  /**
+   * A repeat of an order number: the original response, or 409 for another request. While the
+   * original is still opening, waits for its answer; if its opening failed, 503 (the order number
+   * is free again, and the merchant's retry creates it).
+   */
+  private async replay(
+    principal: Principal,
+    flow: PayinFlow,
+    orderNo: string,
+    hash: string,
+  ): Promise<Created<PagePayinResponse | OffsitePayinResponse>> {
+    const deadline = Date.now() + OPENING_TIMEOUT_MS;
+    for (;;) {
+      const existing = await findByOrderNo(this.db, principal.merchantId, 'payin', orderNo);
+      if (!existing || existing.request_hash !== hash || existing.response_json !== OPENING) {
+        if (!existing) {
+          throw new AppError(
+            'SERVICE_UNAVAILABLE',
+            'The first request with this merchant_order_no did not complete; send it again',
+            {},
+            { 'Retry-After': '1' },
+          );
+        }
+        const replay = await replayOrConflict(this.db, principal, 'payin', orderNo, hash);
+        // The flow is part of the request hash, so a replay here is of an offsite creation.
+        return flow === 'offsite' ? { ...replay, body: await withQrCode(replay.body as string) } : replay;
+      }
+      if (Date.now() > deadline)
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          'Service temporarily unavailable',
+          {},
+          { 'Retry-After': '5' },
+        );
+      await new Promise((r) => setTimeout(r, OPENING_POLL_MS));
+    }
   }
 
   async status(principal: Principal, paymentId: string): Promise<PayinStatusView> {

@@ -9,7 +9,9 @@ import type { Database } from '../db/database.ts';
 import type { Channel } from '../channels/channel.ts';
 import {
   claimDueTransactions,
+  deleteOpening,
   markProcessing,
+  OPENING,
   reschedule,
   type TransactionRow,
 } from './transactions.repository.ts';
@@ -136,6 +138,12 @@ export class TransactionWorker {
 
   private async handle(row: TransactionRow): Promise<void> {
     try {
+      if (row.kind === 'payin' && row.response_json === OPENING) {
+        // Its channel call never came back to be recorded (the process stopped): nobody was given
+        // this pay-in, so it is removed and its order number is free again. No callback.
+        await deleteOpening(this.database.db, row.payment_id);
+        return;
+      }
       if (row.kind === 'payin') {
         await this.settlement.settle(
           row.payment_id,

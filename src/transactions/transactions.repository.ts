@@ -73,6 +73,43 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * The `response_json` of a pay-in recorded before its channel answered: nobody has been given its
+ * payment_id, nothing may pay, list or settle it, and a repeat of its order waits for the answer.
+ */
+export const OPENING = '';
+
+/** Records the channel's answer to an opening pay-in. False when it is no longer opening. */
+export async function recordOpened(
+  db: Kysely<Tables>,
+  paymentId: string,
+  opened: { responseJson: string; channelTxnId: string; expiresAt: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('transactions')
+    .set({
+      response_json: opened.responseJson,
+      channel_txn_id: opened.channelTxnId,
+      expires_at: opened.expiresAt,
+      next_action_at: opened.expiresAt,
+    })
+    .where('payment_id', '=', paymentId)
+    .where('response_json', '=', OPENING)
+    .where('status', '=', 'PENDING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Removes a pay-in whose opening failed or was abandoned, freeing its order number. */
+export async function deleteOpening(db: Kysely<Tables>, paymentId: string): Promise<void> {
+  await db
+    .deleteFrom('transactions')
+    .where('payment_id', '=', paymentId)
+    .where('response_json', '=', OPENING)
+    .where('status', '=', 'PENDING')
+    .execute();
+}
+
 /** Removes transactions written earlier in the same database transaction (a batch's refusals). */
 export async function deleteTransactions(db: Kysely<Tables>, paymentIds: string[]): Promise<void> {
   if (paymentIds.length > 0)
