@@ -100,7 +100,8 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
 
   app.decorateRequest('principal', null);
   // The hooks every API request passes through are synchronous, with `done`: an async hook costs a
-  // promise and a trip through the microtask queue per request (about 1 µs of a status query's 30).
+  // promise and a trip through the microtask queue per request, a visible share of a status query's
+  // CPU (docs/performance.md).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();
@@ -146,7 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(opsRoutes, { database, metrics });
-  // Hosted payment pages: customers' browsers, no API key, HTML forms (CONTRACT §5, §6).
+  // Hosted payment pages: customers' browsers, no API key, HTML forms.
   await app.register(pageRoutes, {
     pages: new PagesService(database.db, services.sandbox, {
       sandboxChannel: services.sandboxChannel.name,

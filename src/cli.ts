@@ -1,5 +1,5 @@
 /**
- * The `paygate` command (CONTRACT §1). Every command takes `--json` and then prints exactly one
+ * The `paygate` command. Every command takes `--json` and then prints exactly one
  * JSON object on stdout; without it, lines for people. Commands that touch the database run the
  * migrations first.
  */

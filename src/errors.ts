@@ -1,5 +1,5 @@
 /**
- * The error vocabulary of the API (CONTRACT §8). Services throw `AppError` with an `error_code`
+ * The error vocabulary of the API (docs/integration.md §7). Services throw `AppError` with an `error_code`
  * from the fixed list; the central handler (`http/plumbing.ts`) turns it into shape A. Schema
  * violations become `ValidationError` and shape B. It sits beside `config.ts` and `money.ts`, not
  * in `http/`, because services throw it too and nothing below the routes imports from `http/`.

@@ -7,9 +7,9 @@
  * code is still cold (a fresh process, or a route first hit under load) has every connection's
  * request in flight at each collection, so some of its per-request sites can look long-lived and be
  * pretenured. In the processes where that happened, every request was then promoted to the old
- * generation for as long as the process lived: scavenges took 8-12 ms instead of about 1, a full
- * collection ran every second, and a status query cost up to twice its usual CPU. With
- * pretenuring off, no process fell into that state, and the usual cost per request is the same.
+ * generation for as long as the process lived: scavenges grew many times longer, full collections
+ * ran constantly, and a status query cost far more CPU than usual. With pretenuring off, no process
+ * falls into that state, and the usual cost per request is the same.
  * How it was traced, and the figures: docs/performance.md ("What was changed").
  */
 import v8 from 'node:v8';

@@ -5,8 +5,8 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
  * Random bytes drawn from the CSPRNG 4 KB at a time, each byte used once (as Node's randomUUID
- * keeps its own cache): one system call per ~100 ids instead of one per id, which was 4–5 % of a
- * creation's CPU.
+ * keeps its own cache): one system call per many ids instead of one per id, a system call being
+ * a noticeable part of a creation's CPU (docs/performance.md).
  */
 const pool = Buffer.alloc(4096);
 let poolUsed = pool.length;

@@ -1,4 +1,4 @@
-/** Operations endpoints: liveness, readiness, Prometheus metrics (CONTRACT §9). */
+/** Operations endpoints, outside the API's key check: liveness, readiness, Prometheus metrics, OpenAPI. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from './db/database.ts';
 import { AppError } from './errors.ts';

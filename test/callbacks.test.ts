@@ -90,7 +90,7 @@ for (const kind of DATABASES) {
       }
     }
 
-    it('sends signed callbacks that a receiver following the seed verifies, for pay-ins and payouts, SUCCESS and FAILED', async (t) => {
+    it('sends signed callbacks that a receiver following docs/integration.md verifies, for pay-ins and payouts, SUCCESS and FAILED', async (t) => {
       await g.paygate.services.wallets.topUp(g.merchant.merchant_id, 'INR', 10_000_00);
       const url = receiver.url('/ok');
       const paidIn = await payin(url);

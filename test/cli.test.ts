@@ -1,5 +1,5 @@
 /**
- * The `paygate` CLI as an operator uses it (CONTRACT §1): every command with --json prints exactly one
+ * The `paygate` CLI as an operator uses it: every command with --json prints exactly one
  * JSON object; migrations are safe to run twice and from two processes at once; a rotated key stops
  * working on a running server; a bad setting stops start-up with one line naming it.
  */

@@ -1,5 +1,5 @@
 /**
- * Settings (CONTRACT §1): the documented defaults, every setting read, and a bad value refused with one
+ * Settings: the documented defaults (README), every setting read, and a bad value refused with one
  * line that names the setting.
  */
 import assert from 'node:assert/strict';

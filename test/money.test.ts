@@ -1,5 +1,5 @@
 /**
- * The money helpers (CONTRACT §2): amounts are integer paise inside, rupees with at most two decimals
+ * The money helpers: amounts are integer paise inside, rupees with at most two decimals
  * at the edges, never a float in arithmetic.
  */
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-/** The hosted payment pages as a customer's browser and the merchant see them (CONTRACT §5, §6). */
+/** The hosted payment pages as a customer's browser and the merchant see them. */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Payouts as a merchant sees them (seed §2.6, §2.7, §2.8, §4 rule 4; CONTRACT §3–§6): validation of
+ * Payouts as a merchant sees them (docs/integration.md §3, §4, §6 and §8): validation of
  * every field, the balance check and hold, the PENDING → PROCESSING → SUCCESS | FAILED life with the
  * wallet at each step, sandbox completion, replays and status queries. Ledger clean after each.
  */
@@ -74,7 +74,7 @@ for (const kind of DATABASES) {
       assert.deepEqual((await gw().paygate.services.wallets.verify()).problems, []);
     });
 
-    it('creates a payout: PENDING in the seed §2.7 shape, the amount moved from available to held', async () => {
+    it('creates a payout: PENDING in the documented creation shape, the amount moved from available to held', async () => {
       const m = await fundedMerchant(gw(), 100_000);
       const res = await m.post(PAYOUT, payout(250.5));
       assert.equal(res.status, 200, res.text);

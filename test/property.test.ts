@@ -1,6 +1,6 @@
 /**
  * Property tests (fast-check): whatever a client sends to whatever path, with whatever headers, the
- * answer is never a 5xx and is always a success body, shape A or shape B (CONTRACT §8); and the money
+ * answer is never a 5xx and is always a success body, shape A or shape B; and the money
  * helpers round-trip every amount exactly.
  */
 import assert from 'node:assert/strict';

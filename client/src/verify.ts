@@ -1,7 +1,7 @@
 /**
- * Callback verification (the interface's §5.2): `X-Verification-Token` is the lowercase hex
- * HMAC-SHA256, keyed by the webhook secret, of `payment_id:amount:status`, with the amount as the
- * text written in the body. Compared in constant time; anything missing means "not verified".
+ * Callback verification (docs/integration.md, "Verifying a callback"): `X-Verification-Token` is
+ * the lowercase hex HMAC-SHA256, keyed by the webhook secret, of `payment_id:amount:status`, with
+ * the amount as the text written in the body. Compared in constant time; anything missing means "not verified".
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readBody } from './callback-json.js';

@@ -1,5 +1,5 @@
 /**
- * Which addresses a callback may connect to (CONTRACT §7). A merchant chooses the callback URL, so
+ * Which addresses a callback may connect to. A merchant chooses the callback URL, so
  * without a guard the gateway could be made to POST into its own network: the database, an admin
  * port, the cloud metadata service at 169.254.169.254. Only public unicast addresses pass.
  *

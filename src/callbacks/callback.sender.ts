@@ -9,7 +9,7 @@ import { Agent, request } from 'undici';
 import { guardConnector } from './address-guard.ts';
 
 export interface AttemptResult {
-  /** True only for HTTP 200 (seed §6 rule 2). */
+  /** True only for HTTP 200: any other answer, a redirect included, is a failed attempt. */
   delivered: boolean;
   httpStatus: number | null;
   /**

@@ -1,4 +1,4 @@
-/** The callback a creation request leads to, as an OpenAPI `callbacks` entry (CONTRACT §7). */
+/** The callback a creation request leads to, as an OpenAPI `callbacks` entry (docs/integration.md §5). */
 
 const CallbackBody = {
   type: 'object',

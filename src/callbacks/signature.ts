@@ -1,5 +1,5 @@
 /**
- * The callback body and its signature (seed §5.2, CONTRACT §7). The amount token is written with
+ * The callback body and its signature (docs/integration.md §5). The amount token is written with
  * exactly two decimals, and the signature signs that same text: `payment_id:amount:status`.
  */
 import { createHmac } from 'node:crypto';

@@ -4,8 +4,8 @@
  *
  * Reads asked for while the event loop handles one round of I/O run together right after it
  * (`setImmediate`), in one read transaction. Each autocommit statement takes and releases SQLite's
- * WAL read lock (two `fcntl` calls and an `fstat`); a group pays for that once: 4.3 µs per
- * primary-key read alone against 2.3–2.7 µs in groups of 4 or more, in a loop over 10,000 rows.
+ * WAL read lock (two `fcntl` calls and an `fstat`), which costs more than the primary-key lookup
+ * itself; a group pays for that once (docs/performance.md).
  * Under load, the requests of one round arrive together, so groups form by themselves.
  *
  * A read never sees rows a transaction has written but not committed: when kysely has a

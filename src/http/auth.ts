@@ -1,4 +1,4 @@
-/** Bearer API-key authentication for the merchant API (seed §5.1, CONTRACT §8). */
+/** Bearer API-key authentication of the merchant API: 401 without a live key, 403 for a disabled merchant. */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { MerchantService, Principal } from '../merchants/merchants.service.ts';
 import { AppError } from '../errors.ts';

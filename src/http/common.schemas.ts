@@ -1,5 +1,5 @@
 /**
- * Request parts shared by the payment endpoints (seed §2, CONTRACT §2 and §5). They depend on
+ * Request parts shared by the payment endpoints (docs/integration.md §1–§3). They depend on
  * the config (MAX_AMOUNT, whether http callback URLs are allowed), so they are built per app.
  */
 import { Type, type Static, type StringOptions, type TSchema } from '@sinclair/typebox';

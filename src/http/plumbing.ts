@@ -22,7 +22,7 @@ type PinoLike = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 /**
  * A request's logger that becomes a real pino child (bound to the request id) only when the request
  * logs something at an enabled level. Fastify makes a child per request, and with pino and redaction
- * that cost a few percent of a status query's CPU, for requests that almost never log.
+ * that is a measurable cost on every status query, for requests that almost never log.
  */
 class LazyChildLogger {
   private real: FastifyBaseLogger | null = null;

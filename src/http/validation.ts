@@ -1,6 +1,6 @@
 /**
  * Turns the schema validator's (ajv's) errors into shape B, with pydantic v2 `type` words, and
- * adds the keywords the contract needs that JSON Schema lacks: decimal places of a number,
+ * adds the keywords the API's rules need that JSON Schema lacks: decimal places of a number,
  * the scheme of a URL, an e-mail address and text that can be stored and encoded.
  */
 import type { Ajv, ErrorObject } from 'ajv';

@@ -20,7 +20,10 @@ import {
   type KeyOwner,
 } from './merchants.repository.ts';
 
-/** How long a key lookup is trusted. The contract allows a rotated key up to 5 s. */
+/**
+ * How long a key lookup is trusted: a rotated or revoked key, or a disabled merchant, stops working
+ * within this (docs/decisions.md, "Authentication").
+ */
 export const KEY_CACHE_MS = 2000;
 const KEY_CACHE_MAX = 10_000;
 

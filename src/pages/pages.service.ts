@@ -1,6 +1,6 @@
 /**
- * What the hosted payment pages show and do (CONTRACT §5, §6): the onsite page (`/pay`), the P2P
- * provider page (`/p2p`) and the offsite cashier (`/cashier`). Each page belongs to one flow; a
+ * What the hosted payment pages show and do (docs/decisions.md, "Hosted pages"): the onsite page
+ * (`/pay`), the P2P provider page (`/p2p`) and the offsite cashier (`/cashier`). Each page belongs to one flow; a
  * payout, an unknown id or another flow's id is "not found". The sandbox buttons settle through
  * the sandbox channel, i.e. through the one final-status transition.
  */

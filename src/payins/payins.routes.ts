@@ -1,4 +1,4 @@
-/** HTTP for pay-ins: endpoints 1, 2, 3 and 5 of the seed. */
+/** HTTP for pay-ins: the three creation endpoints (onsite, offsite, P2P) and `payin_status`. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {

@@ -1,4 +1,4 @@
-/** Request and response schemas of the pay-in endpoints (seed §2.4, §2.5, §4). */
+/** Request and response schemas of the pay-in endpoints (docs/integration.md §2 and §4). */
 import { Type, type Static } from '@sinclair/typebox';
 import type { CommonSchemas } from '../http/common.schemas.ts';
 import { statusResponse } from '../payments/payments.schemas.ts';

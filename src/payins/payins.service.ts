@@ -1,7 +1,7 @@
 /**
- * Pay-ins in three flows (seed §4, CONTRACT §3–§5). A pay-in is one row: created PENDING with
- * the response it was created with (for replays), settled by the final-status transition,
- * failed by the worker when it expires.
+ * Pay-ins in three flows: onsite, P2P and offsite (docs/integration.md §2). A pay-in is one row:
+ * created PENDING with the response it was created with (for replays), settled by the final-status
+ * transition, failed by the worker when it expires.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -210,8 +210,8 @@ export class PayinService {
     const data = { cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(upi) };
     return {
       response: { ...base, data: { qrCode: await qrDataUrl(intent), ...data }, ...tail },
-      // Stored without the QR code (1.5 KB of every row, a pure function of the intent): a replay
-      // draws it again (`withQrCode`).
+      // Stored without the QR code (most of the response's size, and a pure function of the
+      // intent): a replay draws it again (`withQrCode`).
       stored: JSON.stringify({ ...base, data, ...tail }),
       channelTxnId,
     };

@@ -1,5 +1,5 @@
 /**
- * Order-number idempotency (CONTRACT §3): a repeat of a `merchant_order_no` with the same
+ * Order-number idempotency (docs/integration.md §6): a repeat of a `merchant_order_no` with the same
  * (normalised) request replays the original response; with another request it is a conflict.
  */
 import type { Kysely } from 'kysely';

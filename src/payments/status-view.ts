@@ -1,4 +1,4 @@
-/** The status view: how a stored payment of either kind is shown to the merchant (CONTRACT §5). */
+/** The status view: how a stored payment of either kind is shown to the merchant (docs/integration.md §4). */
 import { toRupees } from '../money.ts';
 import type { StatusResponse } from './payments.schemas.ts';
 

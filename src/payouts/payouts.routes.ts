@@ -1,4 +1,4 @@
-/** HTTP for payouts: endpoints 4 and 6 of the seed. */
+/** HTTP for payouts: creation and `payout_status`. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {

@@ -1,4 +1,4 @@
-/** Request and response schemas of the payout endpoint (seed §2.6, §2.7; CONTRACT §5). */
+/** Request and response schemas of the payout endpoints (docs/integration.md §3 and §4). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Text, type CommonSchemas } from '../http/common.schemas.ts';
 import { statusResponse } from '../payments/payments.schemas.ts';

@@ -1,4 +1,4 @@
-/** HTTP for settling sandbox transactions at once (CONTRACT §6). */
+/** HTTP for settling a sandbox transaction at once, test keys only (docs/integration.md §8). */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';

@@ -11,7 +11,7 @@ export type { StatusView };
 export type TransactionRow = TransactionTable;
 
 /**
- * Every payment_id is 32 characters [A-Za-z0-9] (CONTRACT §3). Anything else names no transaction,
+ * Every payment_id is 32 characters [A-Za-z0-9] (`newPaymentId`). Anything else names no transaction,
  * and is answered without a query: PostgreSQL would refuse some strings (U+0000) with an error.
  */
 const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;

@@ -1,4 +1,4 @@
-/** HTTP for the merchant's own balance (CONTRACT §9). */
+/** HTTP for the merchant's own balance (docs/integration.md §3). */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';

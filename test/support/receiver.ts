@@ -1,6 +1,6 @@
 /**
  * A merchant's callback endpoint for tests: a real HTTP server on 127.0.0.1 that records every
- * request and connection, verifies signatures the way the seed tells merchants to (§5.2), and
+ * request and connection, verifies signatures the way docs/integration.md tells merchants to, and
  * answers as each test tells it (a status, a hang, a reset).
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
@@ -48,10 +48,10 @@ export interface Receiver {
 }
 
 /**
- * The seed's recipe (§5.2), written from the text alone: HMAC-SHA256 over
+ * The recipe of docs/integration.md ("Verifying a callback"), written from the text alone: HMAC-SHA256 over
  * `payment_id:amount:status` with the amount exactly as it appears in the raw JSON, lowercase hex,
  * compared in constant time. A missing header or field means "not verified". Tolerates a trailing
- * comma before the closing brace (seed §6 rule 4).
+ * comma before the closing brace, as the integration guide asks.
  */
 export function verifyCallback(secret: string, rawBody: string, token: string | undefined): boolean {
   if (!token) return false;
