@@ -7,7 +7,7 @@
  * The movement functions take the caller's transaction: they are always one part of a larger
  * change (a payout record, a final status). Each writes its journal first and touches the wallet
  * row last, so that on PostgreSQL a busy wallet's row lock is held as briefly as possible. Payout
- * holds come in batches (`holdForPayouts`): the payout service reads the balance under lock once
+ * holds come in batches (`holdForPayouts`): the payout batch writer reads the balance under lock once
  * per batch and wallet, and the wallet row is updated once for the batch.
  */
 import type { Kysely } from 'kysely';
