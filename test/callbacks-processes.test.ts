@@ -1,11 +1,13 @@
 /**
- * Callbacks across real `paygate serve` processes: a kill -9 loses nothing, several processes on
- * one PostgreSQL deliver each callback exactly once, and the operator's CLI lists and resends.
+ * Callbacks across real `paygate serve` processes: a kill -9 loses nothing (the attempt it cut off
+ * counts and is recorded as interrupted), several processes on one PostgreSQL deliver each callback
+ * exactly once, and the operator's CLI lists and resends.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { listAttempts } from '../src/callbacks/deliveries.repository.ts';
 import { migrate, openDatabase, type Database } from '../src/db/database.ts';
 import { MerchantService } from '../src/merchants/merchants.service.ts';
 import { createDatabase, DATABASES, type TestDatabase } from './support/databases.ts';
@@ -200,15 +202,31 @@ describe('callbacks across processes', { concurrency: true }, () => {
           );
           assert.equal(seen[1]!.raw, seen[0]!.raw);
         }
-        // The attempt in flight was never recorded, so it goes out again under the same number once its lease runs out.
+        // The attempt in flight counted when it was claimed: once its lease ran out the next claim
+        // recorded it as interrupted, and the retry went out an interval later as attempt 2.
+        const slowSeen = receiver.forPayment(slow);
         assert.deepEqual(
-          receiver.forPayment(slow).map((r) => r.attempt),
-          [1, 1],
+          slowSeen.map((r) => r.attempt),
+          [1, 2],
         );
+        assert.ok(slowSeen[1]!.at - slowSeen[0]!.at >= INTERVAL_MS, 'the retry kept the interval');
         await until(
           async () =>
             (await Promise.all([...flaky, slow].map(deliveryOf))).every((r) => r[0]?.status === 'delivered'),
           'delivered rows',
+        );
+        const [slowDelivery] = await deliveryOf(slow);
+        assert.equal(slowDelivery!.attempts, 2);
+        assert.deepEqual(
+          (await listAttempts(database.db, slowDelivery!.id)).map((a) => [
+            a.attempt_no,
+            a.http_status,
+            a.error_kind,
+          ]),
+          [
+            [1, null, 'interrupted'],
+            [2, 200, null],
+          ],
         );
         t.diagnostic(
           `after kill -9: retries arrived ${receiver.forPayment(flaky[0]!)[1]!.at - killedAt} ms later, the attempt in flight ${receiver.forPayment(slow)[1]!.at - killedAt} ms later (${kind})`,

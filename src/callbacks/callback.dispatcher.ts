@@ -8,14 +8,20 @@
  * right away, and resends from the CLI notify too. After each round the dispatcher sleeps until the
  * next retry is due, and never longer than WORKER_POLL_MS, so polling is only the fallback.
  *
- * Crashes: a row is released when its attempt is recorded. A process that dies mid-send leaves
- * the row leased; the lease runs out `timeout + LEASE_MARGIN_MS` after the claim and another
- * claim sends again (the same attempt number, since the first was never recorded). Callbacks are
- * therefore delivered at least once; receivers deduplicate on payment_id and status.
+ * Attempts count when they are claimed, so a send that kills its process still counts against
+ * the retries. A row is released when its attempt is recorded; a record the database refuses
+ * releases the row without its log entry, and one that finds the database down is tried again
+ * until it answers. A process that dies mid-send leaves the row leased; once the lease runs out
+ * (`timeout + LEASE_MARGIN_MS` after the claim) the next claim records that attempt as failed with
+ * the error `interrupted`, sends nothing, and the usual rule follows: a retry an interval later,
+ * or `failed` if it was the last attempt. The receiver may have had the cut-off attempt, so
+ * callbacks are delivered at least once; receivers deduplicate on payment_id and status.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { isUnavailableError } from '../db/errors.ts';
 import { OutageLog } from '../db/outage-log.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
@@ -24,9 +30,11 @@ import { CallbackSender, type AttemptResult } from './callback.sender.ts';
 import { createCallbackMetrics, type CallbackMetrics } from './callbacks.metrics.ts';
 import {
   claimDueDeliveries,
+  INTERRUPTED,
   nextClaimableAt,
   queueStats,
   recordAttempts,
+  releaseDelivery,
   webhookSecrets,
   type AttemptRecord,
   type DeliveryRow,
@@ -64,6 +72,8 @@ export class CallbackDispatcher {
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
+  /** Aborted by stop(), to end the waits of records that are waiting for the database. */
+  private stopping = new AbortController();
   private readonly storeDown: OutageLog;
 
   constructor(
@@ -92,6 +102,7 @@ export class CallbackDispatcher {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.stopping = new AbortController();
     this.sender = new CallbackSender({
       timeoutMs: this.config.callbackTimeoutMs,
       allowPrivate: this.config.allowPrivateCallbackUrls,
@@ -103,11 +114,13 @@ export class CallbackDispatcher {
 
   /**
    * Stops claiming, lets the sends in flight finish (each is bounded by the callback timeout) and
-   * records them, so nothing is left leased.
+   * records them, so nothing is left leased; unless the database is down, and then their leases run
+   * out and the next claims record them as interrupted.
    */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.listener?.stop();
@@ -186,7 +199,7 @@ export class CallbackDispatcher {
   private launch(row: DeliveryRow, secret: string | undefined): void {
     const sending: Promise<void> = this.deliver(row, secret)
       .catch((err: unknown) => {
-        // The lease runs out and the delivery is claimed again.
+        // The lease runs out and the next claim records the attempt as interrupted.
         this.storeDown.failed(err, 'recording a callback attempt failed', {
           delivery_id: row.id,
           payment_id: row.payment_id,
@@ -206,10 +219,18 @@ export class CallbackDispatcher {
   }
 
   private async deliver(row: DeliveryRow, secret: string | undefined): Promise<void> {
-    const attemptNo = row.attempts + 1;
-    const startedAt = this.now();
+    // The claim counted this attempt: its number is the row's count.
+    const attemptNo = row.attempts;
+    // Claimed again after its lease ran out: attempt `attemptNo` was cut off by its process
+    // stopping, and this claim records it instead of sending.
+    const interrupted = row.last_error === INTERRUPTED;
+    let startedAt = this.now();
     let result: AttemptResult;
-    if (secret === undefined || !this.sender) {
+    if (interrupted) {
+      // When it started is not known; it was due at `next_attempt_at` and started soon after.
+      startedAt = row.next_attempt_at ?? startedAt;
+      result = { delivered: false, httpStatus: null, errorKind: INTERRUPTED, latencyMs: 0, snippet: null };
+    } else if (secret === undefined || !this.sender) {
       result = { delivered: false, httpStatus: null, errorKind: 'error', latencyMs: 0, snippet: null };
     } else {
       result = await this.sender.send(row.url, row.body, {
@@ -226,7 +247,7 @@ export class CallbackDispatcher {
     if (result.delivered) [status, nextAttemptAt] = ['delivered', null];
     else if (attemptNo >= row.max_attempts) [status, nextAttemptAt] = ['failed', null];
 
-    const updated = await this.recorder.submit({
+    const updated = await this.settle({
       deliveryId: row.id,
       claimedAttempts: row.attempts,
       claimedLease: row.lease_until ?? 0,
@@ -241,7 +262,7 @@ export class CallbackDispatcher {
     });
     const label = result.errorKind ?? 'delivered';
     this.metrics.attempts.inc({ result: label });
-    this.metrics.latency.observe({ result: label }, result.latencyMs / 1000);
+    if (!interrupted) this.metrics.latency.observe({ result: label }, result.latencyMs / 1000);
     if (!updated) {
       this.options.logger.warn(
         { delivery_id: row.id, payment_id: row.payment_id },
@@ -259,5 +280,34 @@ export class CallbackDispatcher {
     };
     if (status === 'failed') this.options.logger.warn(log, 'callback failed after its last attempt');
     else if (status === 'pending') this.options.logger.info(log, 'callback attempt failed; will retry');
+  }
+
+  /**
+   * Records an attempt and releases its row, rather than leaving the row to its lease when the
+   * record fails: a record the database refuses (not for being down) moves the delivery on without
+   * its log entry; while the database is down the record is tried again at the polling pace until
+   * it answers or the dispatcher stops. Every write is conditional on the claim's count and lease,
+   * so a row another process has claimed since is never overwritten.
+   */
+  private async settle(record: AttemptRecord): Promise<boolean> {
+    let withLog = true;
+    for (;;) {
+      try {
+        return withLog ? await this.recorder.submit(record) : await releaseDelivery(this.database.db, record);
+      } catch (err) {
+        const down = isUnavailableError(err);
+        if (!down && withLog) {
+          this.options.logger.error(
+            { err, delivery_id: record.deliveryId, attempt: record.claimedAttempts },
+            'the database refused a callback attempt record; releasing the delivery without it',
+          );
+          withLog = false;
+          continue;
+        }
+        if (!down || this.stopped) throw err;
+        this.storeDown.failed(err, 'recording a callback attempt failed', { delivery_id: record.deliveryId });
+        await delay(this.config.workerPollMs, undefined, { signal: this.stopping.signal }).catch(() => {});
+      }
+    }
   }
 }

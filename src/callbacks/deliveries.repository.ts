@@ -11,15 +11,33 @@ import type { CallbackAttemptTable, CallbackDeliveryTable, DeliveryStatus, Table
 export type DeliveryRow = CallbackDeliveryTable;
 export type AttemptRow = Omit<CallbackAttemptTable, 'id'> & { id: number };
 
-/** Deliveries are due when pending and their next attempt's time has come. */
+/** What `last_error` says of an attempt whose process stopped before recording it. */
+export const INTERRUPTED = 'interrupted';
+
+/**
+ * Deliveries are due when pending and their next attempt's time has come. An attempt counts when
+ * it is claimed (graphile-worker's getJobs counts a job's attempts the same way), so a send that
+ * kills its process still counts. A row still under a lease when it is claimed was claimed before
+ * and its attempt never recorded: that claim is not counted again, and the row comes back marked
+ * `interrupted` for the dispatcher to record that attempt instead of sending.
+ */
 const DUE_DELIVERIES: WorkTable<'callback_deliveries'> = {
   table: 'callback_deliveries',
   key: 'id',
   open: ['pending'],
   dueAt: 'next_attempt_at',
+  alsoSet: {
+    attempts: sql`case when lease_until is null then attempts + 1 else attempts end`,
+    // While an attempt is out its outcome is unknown; the record that ends the lease sets it.
+    last_error: sql`case when lease_until is null then null else ${INTERRUPTED} end`,
+  },
 };
 
-/** Claims up to `limit` due deliveries until `now + leaseMs`. */
+/**
+ * Claims up to `limit` due deliveries until `now + leaseMs`. Each comes back with `attempts` the
+ * number of the attempt to make, or, when `last_error` is `interrupted`, of the attempt that was
+ * cut off.
+ */
 export function claimDueDeliveries(
   database: Pick<Database, 'db' | 'lockRows'>,
   now: number,
@@ -64,7 +82,10 @@ export async function webhookSecrets(
 
 export interface AttemptRecord {
   deliveryId: string;
-  /** The attempts count the claim saw; the row is only updated if it is still the same. */
+  /**
+   * The attempts count the claim returned, which is this attempt's number; the row is only updated
+   * if its count and lease are still the claim's.
+   */
   claimedAttempts: number;
   claimedLease: number;
   startedAt: number;
@@ -92,7 +113,7 @@ export async function recordAttempts(db: Kysely<Tables>, records: AttemptRecord[
       .values(
         records.map((r) => ({
           delivery_id: r.deliveryId,
-          attempt_no: r.claimedAttempts + 1,
+          attempt_no: r.claimedAttempts,
           started_at: r.startedAt,
           latency_ms: r.latencyMs,
           http_status: r.httpStatus,
@@ -125,6 +146,14 @@ export async function recordAttempts(db: Kysely<Tables>, records: AttemptRecord[
   });
 }
 
+/**
+ * Moves a delivery on as its record says, without writing the attempt log, if the row is still as
+ * claimed: for a record the database refused (the row is released rather than left to its lease).
+ */
+export async function releaseDelivery(db: Kysely<Tables>, record: AttemptRecord): Promise<boolean> {
+  return (await updateDeliveries(db, [record])).has(record.deliveryId);
+}
+
 /** Moves each delivery on as its record says, if it is still as claimed. Returns the ids updated. */
 async function updateDeliveries(db: Kysely<Tables>, records: AttemptRecord[]): Promise<Set<string>> {
   const values = sql.join(
@@ -135,7 +164,7 @@ async function updateDeliveries(db: Kysely<Tables>, records: AttemptRecord[]): P
   );
   const result = await sql<{ id: string }>`
     update callback_deliveries as d
-    set attempts = v.column2 + 1, status = v.column4, next_attempt_at = v.column5, lease_until = null,
+    set status = v.column4, next_attempt_at = v.column5, lease_until = null,
         last_error = v.column6, updated_at = v.column7, delivered_at = v.column8
     from (values ${values}) as v
     where d.id = v.column1 and d.status = 'pending' and d.attempts = v.column2 and d.lease_until = v.column3

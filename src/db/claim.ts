@@ -5,7 +5,7 @@
  * PostgreSQL claim side by side and never take the same row (`FOR UPDATE SKIP LOCKED`, as
  * graphile-worker's getJobs does); on SQLite the single statement is atomic on its own.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { Database } from './database.ts';
 import type { Tables } from './schema.ts';
 
@@ -15,6 +15,11 @@ export interface WorkTable<T extends keyof Tables> {
   key: keyof Tables[T] & string;
   open: readonly string[];
   dueAt: keyof Tables[T] & string;
+  /**
+   * Further columns the claim sets, as expressions. They read the row as it was before the claim
+   * (both databases evaluate SET on the old row), so they can tell a row whose last lease ran out.
+   */
+  alsoSet?: Partial<Record<keyof Tables[T] & string, RawBuilder<unknown>>>;
 }
 
 export async function claimDue<T extends keyof Tables>(
@@ -40,7 +45,7 @@ export async function claimDue<T extends keyof Tables>(
     .limit(limit);
   const rows = await db
     .updateTable(table)
-    .set({ lease_until: now + leaseMs })
+    .set({ ...work.alsoSet, lease_until: now + leaseMs })
     // No second status condition here: the subquery already has it (PostgreSQL re-checks it on the
     // locked rows), and on SQLite a condition on the outer UPDATE makes it scan every open row.
     .where(key, 'in', database.lockRows(due, 'skip-locked'))
