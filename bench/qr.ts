@@ -4,8 +4,8 @@
  *
  *   node --import tsx bench/qr.ts [calls per round, default 4000] [rounds, default 5]
  *
- * Two kinds of order number, because they take different paths through the encoder: letters and
- * digits mixed (`ORD-…`, one byte segment) and long digit runs (a numeric segment inside the text).
+ * Two kinds of order number, as merchants send both: letters and digits mixed (`ORD-…`) and long
+ * digit runs.
  */
 import { randomInt } from 'node:crypto';
 import { newPaymentId } from '../src/ids.ts';
@@ -39,7 +39,7 @@ function intents(orderNo: () => string): string[] {
 for (const [kind, orderNo] of Object.entries(ORDER_NOS)) {
   const perCall: number[] = [];
   let bytes = 0;
-  // The first round warms the JIT and the per-version caches; it is not counted.
+  // The first round warms the JIT and the encoder's caches; it is not counted.
   for (let round = 0; round <= rounds; round++) {
     const texts = intents(orderNo);
     const start = process.cpuUsage();

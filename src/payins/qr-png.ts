@@ -3,9 +3,9 @@
  *
  * A QR image is a few dozen distinct pixel rows, each repeated `scale` times. Its zlib stream is
  * written here directly (RFC 1950/1951, one block with the fixed Huffman codes): each distinct row
- * as literal bytes, each run of repeats as one back-reference to the row above. That avoids zlib,
- * whose set-up alone (about 15 µs a call) cost more than all of this, for a PNG about 10 % larger
- * than zlib made of the former 8-bit image (1.26 KB against 1.16 KB for a typical UPI intent).
+ * as literal bytes, each run of repeats as one back-reference to the row above. A general PNG
+ * encoder runs zlib over every pixel, which costs many times the QR encoding itself, for an image
+ * barely smaller (measured in docs/performance.md).
  */
 import { crc32 } from 'node:zlib';
 
@@ -116,21 +116,22 @@ function chunk(out: Buffer, at: number, type: string, length: number): number {
 }
 
 /**
- * A 1-bit greyscale PNG of a QR matrix (1 = dark module), `scale` (1–16) pixels per module and a
- * light quiet zone of `margin` modules. Every PNG reader handles 1-bit greyscale; it is also the smallest
- * raw image, which keeps the hand-made compression cheap.
+ * A 1-bit greyscale PNG of a QR matrix: rows of modules (true = dark), quiet zone included, as the
+ * `qr` package's `raw` output gives them; `scale` (1–16) pixels per module. Every PNG reader handles
+ * 1-bit greyscale; it is also the smallest raw image, which keeps the hand-made compression cheap.
  */
-export function qrPng(modules: { size: number; data: Uint8Array }, scale: number, margin: number): Buffer {
-  const { size, data } = modules;
-  const span = size + 2 * margin;
+export function qrPng(rows: readonly (readonly boolean[])[], scale: number): Buffer {
+  if (!Number.isInteger(scale) || scale < 1 || scale > 16) throw new RangeError(`scale ${scale} is not 1–16`);
+  const span = rows.length;
   const width = span * scale;
   const stride = 1 + Math.ceil(width / 8);
-  // At most: each line written (module rows and two quiet-zone lines) as 9-bit literals plus at
-  // most 4 bytes per back-reference of up to 258 bytes; then the framing around them. From Node's
-  // buffer pool (every byte returned is written): a fresh zero-filled buffer costs more.
-  const repeats = Math.max(scale, margin * scale) * stride;
-  const perLine = Math.ceil((stride * 9) / 8) + 4 * Math.ceil(repeats / 255) + 1;
-  const out = Buffer.allocUnsafe(8 + 25 + 12 + 2 + (size + 2) * perLine + 2 + 4 + 12);
+  // At most: every module row written once as 9-bit literals, and the repeats as back-references
+  // of at most 4 bytes each, every one but the last of a run covering 255 bytes or more; then the
+  // framing around them. From Node's buffer pool (every byte returned is written): a fresh
+  // zero-filled buffer costs more.
+  const literals = span * Math.ceil((stride * 9) / 8);
+  const copies = 4 * (span + Math.ceil((width * stride) / 255));
+  const out = Buffer.allocUnsafe(8 + 25 + 12 + 2 + literals + copies + 2 + 4 + 12);
   out.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   out.writeUInt32BE(width, 16);
   out.writeUInt32BE(width, 20);
@@ -163,13 +164,13 @@ export function qrPng(modules: { size: number; data: Uint8Array }, scale: number
   };
   const on = (1 << scale) - 1;
   const line = new Uint8Array(stride);
-  /** Module row `row` (or the quiet zone, -1) as a pixel line, without a branch on the modules. */
-  const draw = (row: number) => {
+  /** A module row as a pixel line. */
+  const draw = (row: readonly boolean[]) => {
     let acc = 0;
     let bits = 0;
     let x = 1;
-    for (let c = -margin; c < size + margin; c++) {
-      acc = (acc << scale) | (row < 0 || c < 0 || c >= size ? on : on & (data[row * size + c]! - 1));
+    for (let c = 0; c < span; c++) {
+      acc = (acc << scale) | (row[c] ? 0 : on);
       bits += scale;
       while (bits >= 8) {
         bits -= 8;
@@ -180,9 +181,17 @@ export function qrPng(modules: { size: number; data: Uint8Array }, scale: number
     if (bits > 0) line[x] = (acc << (8 - bits)) & 0xff;
     return line;
   };
-  if (margin > 0) emit(draw(-1), margin * scale);
-  for (let row = 0; row < size; row++) emit(draw(row), scale);
-  if (margin > 0) emit(draw(-1), margin * scale);
+  const same = (p: readonly boolean[], q: readonly boolean[]) => {
+    for (let c = 0; c < span; c++) if (p[c] !== q[c]) return false;
+    return true;
+  };
+  // Equal module rows (the quiet zone above and below) are one line and its repeats.
+  for (let r = 0; r < span;) {
+    let next = r + 1;
+    while (next < span && same(rows[r]!, rows[next]!)) next++;
+    emit(draw(rows[r]!), (next - r) * scale);
+    r = next;
+  }
   sink.literal(256); // end of block
   sink.flush();
   for (const byte of [b >>> 8, b & 0xff, a >>> 8, a & 0xff]) sink.put(byte, 8);

@@ -1,8 +1,8 @@
 /** UPI intents, app deep links and their QR code (CONTRACT §5, offsite flow). */
-import QRCode from 'qrcode';
+import encodeQR from 'qr';
 import { formatAmount } from '../money.ts';
-import { qrModules } from './qr.ts';
 import { qrPng } from './qr-png.ts';
+import { qrSvgMarkup } from './qr-svg.ts';
 
 export interface UpiPayment {
   payeeVpa: string;
@@ -20,10 +20,12 @@ export function upiQuery(p: UpiPayment): string {
   return `pa=${e(p.payeeVpa)}&pn=${e(p.payeeName)}&am=${formatAmount(p.amount)}&cu=${e(p.currency)}&tr=${e(p.paymentId)}&tn=${e(p.orderNo)}`;
 }
 
+/** The UPI intent a QR code carries and UPI apps open. */
 export function upiIntent(p: UpiPayment): string {
   return `upi://pay?${upiQuery(p)}`;
 }
 
+/** The same payment as a deep link into the generic UPI handler and into three apps. */
 export function deepLinks(p: UpiPayment): { upi: string; gpay: string; phonepe: string; paytm: string } {
   const q = upiQuery(p);
   return {
@@ -34,25 +36,29 @@ export function deepLinks(p: UpiPayment): { upi: string; gpay: string; phonepe: 
   };
 }
 
-/** Pixels per module and quiet-zone modules of the PNG. */
+/** Light modules around the symbol, in the PNG and on the page. */
+const QUIET_ZONE = 2;
+/** Pixels per module of the PNG. */
 const PNG_SCALE = 4;
-const PNG_MARGIN = 2;
 
 /**
- * A PNG data URL of the intent. Error correction L and 4-pixel modules keep the image small;
- * phone cameras read it easily from a screen.
- *
- * The symbol is the one `QRCode.create(text, { errorCorrectionLevel: 'L' })` makes (`qrModules`),
- * built without the package's per-call overhead, and the PNG is written and compressed by hand
- * (`qrPng`): about 0.1 ms of CPU a call, against 4.5 ms for the package's `toDataURL` and 0.5 ms
- * for the first rewrite (see docs/performance.md). A pure function of the text: an idempotent
+ * The intent's QR symbol as rows of modules (true = dark), quiet zone included. Error correction L
+ * keeps it small; phone cameras read it easily from a screen. The `qr` package encodes it: small,
+ * maintained, and with the PNG written here the fastest of those measured (docs/performance.md).
+ */
+function qrRows(text: string): boolean[][] {
+  return encodeQR(text, 'raw', { ecc: 'low', border: QUIET_ZONE });
+}
+
+/**
+ * A PNG data URL of the intent, 4-pixel modules. A pure function of the text: an idempotent
  * replay redraws it instead of storing it.
  */
 export async function qrDataUrl(text: string): Promise<string> {
-  return `data:image/png;base64,${qrPng(qrModules(text), PNG_SCALE, PNG_MARGIN).toString('base64')}`;
+  return `data:image/png;base64,${qrPng(qrRows(text), PNG_SCALE).toString('base64')}`;
 }
 
 /** The same QR as SVG markup, for the hosted pages (no image request, sharp at any size). */
-export function qrSvg(text: string): Promise<string> {
-  return QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'L', margin: 2 });
+export async function qrSvg(text: string): Promise<string> {
+  return qrSvgMarkup(qrRows(text));
 }
