@@ -9,7 +9,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { newPaymentId } from '../src/ids.ts';
-import { qrDataUrl, upiIntent } from '../src/payins/upi.ts';
+import { qrDataUrl, upiIntent } from '../src/upi/upi.ts';
 
 const calls = Number(process.argv[2] ?? 4000);
 const rounds = Number(process.argv[3] ?? 5);

@@ -1,5 +1,5 @@
 /**
- * The offsite pay-in's QR code (src/payins/upi.ts, qr-png.ts, qr-svg.ts): the PNG of the data URL
+ * The offsite pay-in's QR code (src/upi/: upi.ts, qr-png.ts, qr-svg.ts): the PNG of the data URL
  * and the SVG of the hosted page both read back, with decoders of their own (pngjs, jsQR), to
  * exactly the text encoded; the PNG is valid (chunk CRCs, zlib checksum) and shows exactly the
  * matrix it was given. Texts come from a seeded generator, so a failure reproduces.
@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { crc32, inflateSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import encodeQR from 'qr';
-import { qrPng } from '../src/payins/qr-png.ts';
-import { qrDataUrl, qrSvg, upiIntent } from '../src/payins/upi.ts';
+import { qrPng } from '../src/upi/qr-png.ts';
+import { qrDataUrl, qrSvg, upiIntent } from '../src/upi/upi.ts';
 import { readQr, readQrPng } from './support/qr-reader.ts';
 
 /** mulberry32: a small seeded generator, so every run tests the same texts. */

@@ -9,7 +9,7 @@ import type { Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { formatAmount, formatIndian } from '../money.ts';
 import type { PayinFlow } from '../payments/flows.ts';
-import { deepLinks, qrSvg, upiIntent, type UpiPayment } from '../payins/upi.ts';
+import { deepLinks, qrSvg, upiIntent, type UpiPayment } from '../upi/upi.ts';
 import type { SandboxService } from '../sandbox/sandbox.service.ts';
 import { findPagePayin, type PageRow } from './pages.repository.ts';
 
@@ -35,7 +35,7 @@ export interface PageView {
   sandbox: boolean;
   /** Where the customer goes after paying (P2P only). */
   returnsTo: boolean;
-  /** Pending only: the QR markup (from the qrcode library, no user text in it) and the app links. */
+  /** Pending only: the QR markup (drawn from the `qr` package's matrix, no user text in it) and the app links. */
   qrSvg: string;
   links: ReturnType<typeof deepLinks> | null;
 }

@@ -33,7 +33,7 @@ import type {
   PayinRequest,
   PayinStatusView,
 } from './payins.schemas.ts';
-import { deepLinks, qrDataUrl, upiIntent } from './upi.ts';
+import { deepLinks, qrDataUrl, upiIntent } from '../upi/upi.ts';
 
 const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
 
