@@ -2,7 +2,7 @@
  * Rows handed to a batched statement as one JSON parameter and read back as a derived table
  * (`from ${jsonRecords(db, rows, columns)} as r`), so that the statement's text is the same for
  * one row or a hundred: each database then prepares and caches it once. graphile-worker passes
- * its batches the same way. SQLite reads the array with `json_each`, PostgreSQL with
+ * its batches the same way. SQLite reads the array with `jsonb_each`, PostgreSQL with
  * `jsonb_to_recordset`.
  */
 import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
@@ -31,5 +31,7 @@ export function jsonRecords<DB>(
     return sql`(select * from jsonb_to_recordset(cast(${json} as jsonb)) as r(${sql.raw(definition)}))`;
   }
   const selection = columnList(columns, (name) => `value ->> '${name}' as ${name}`);
-  return sql`(select ${sql.raw(selection)} from json_each(${json}))`;
+  // jsonb_each hands each element over in SQLite's binary JSON, so reading its columns does not
+  // parse the element's text again once per column (json_each would).
+  return sql`(select ${sql.raw(selection)} from jsonb_each(${json}))`;
 }
