@@ -18,8 +18,31 @@ export interface Journal {
   lines: LedgerLine[];
 }
 
+/**
+ * Writes one journal's entries (a top-up, a pay-in, a payout's outcome). A journal has two or three
+ * lines, so the statement has only a few texts and binds its values directly; the JSON parameter
+ * of `insertJournals` is for batches of any size.
+ */
 export async function insertJournal(db: Kysely<Tables>, journal: Journal, at: number): Promise<void> {
-  await insertJournals(db, [journal], at);
+  await db
+    .insertInto('ledger_entries')
+    .values(entriesOf([journal], at))
+    .execute();
+}
+
+function entriesOf(journals: Journal[], at: number) {
+  return journals.flatMap((journal) =>
+    journal.lines.map((line) => ({
+      journal_id: journal.journalId,
+      kind: journal.kind,
+      merchant_id: journal.merchantId,
+      currency: journal.currency,
+      account: line.account,
+      amount: line.amount,
+      payment_id: journal.paymentId,
+      created_at: at,
+    })),
+  );
 }
 
 const ENTRY_COLUMNS = {
@@ -36,18 +59,7 @@ const ENTRY_COLUMNS = {
 /** Writes the entries of several journals in one statement. */
 export async function insertJournals(db: Kysely<Tables>, journals: Journal[], at: number): Promise<void> {
   if (journals.length === 0) return;
-  const entries = journals.flatMap((journal) =>
-    journal.lines.map((line) => ({
-      journal_id: journal.journalId,
-      kind: journal.kind,
-      merchant_id: journal.merchantId,
-      currency: journal.currency,
-      account: line.account,
-      amount: line.amount,
-      payment_id: journal.paymentId,
-      created_at: at,
-    })),
-  );
+  const entries = entriesOf(journals, at);
   await sql`
     insert into ledger_entries (journal_id, kind, merchant_id, currency, account, amount, payment_id, created_at)
     select journal_id, kind, merchant_id, currency, account, amount, payment_id, created_at
