@@ -1,6 +1,7 @@
 /**
- * `Database.firstRow`, the read behind status queries: on SQLite it runs outside kysely's connection
- * queue when it can, and must still never see what an open transaction has written but not committed.
+ * `Database.readStatus`, the read behind status queries: reads that arrive together are grouped
+ * (on SQLite outside kysely's connection queue when it can), and a read must still never see what
+ * an open transaction has written but not committed.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -9,80 +10,112 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from '../src/db/database.ts';
+import type { TransactionTable } from '../src/db/schema.ts';
 import { SqliteReads } from '../src/db/sqlite-reads.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway } from './support/harness.ts';
 
-function merchant(id: string) {
+function payin(paymentId: string, merchantId: string, amount: number): TransactionTable {
   return {
-    id,
-    name: 'Firstrow Test',
-    mode: 'test' as const,
-    status: 'active' as const,
+    payment_id: paymentId,
+    merchant_id: merchantId,
+    kind: 'payin',
+    flow: 'onsite',
+    merchant_order_no: `order-${paymentId}`,
+    amount,
+    currency: 'INR',
+    status: 'PENDING',
+    utr: '',
+    channel_txn_id: '',
+    channel: 'sandbox',
+    user_name: null,
+    user_phone: null,
+    user_email: null,
     callback_url: null,
-    vpa: `${id.toLowerCase()}@paygate`,
-    webhook_secret: 'whsec_test',
+    redirect_url: null,
+    receiver_name: null,
+    receiver_account_no: null,
+    receiver_ifsc: null,
+    request_hash: 'h',
+    response_json: '{}',
+    expires_at: null,
+    next_action_at: null,
+    lease_until: null,
     created_at: 1,
+    updated_at: 1,
+    finalized_at: null,
   };
 }
 
-function nameOf(database: Database, id: string): Promise<{ name: string } | undefined> {
-  const q = database.db.selectFrom('merchants').select('name').where('id', '=', id).compile();
-  return database.firstRow<{ name: string }>(q.sql, q.parameters);
+function statusOf(
+  database: Database,
+  paymentId: string,
+  merchantId: string,
+  kind: 'payin' | 'payout' = 'payin',
+) {
+  return database.readStatus({ paymentId, merchantId, kind });
 }
 
+const view = (amount: number) => ({
+  status: 'PENDING',
+  amount,
+  currency: 'INR',
+  channel_txn_id: '',
+  utr: '',
+});
+
 for (const kind of DATABASES) {
-  describe(`firstRow on ${kind}`, { skip: await skipFor(kind) }, () => {
+  describe(`readStatus on ${kind}`, { skip: await skipFor(kind) }, () => {
     const gw = useGateway(kind);
 
-    it('reads a committed row, and undefined for none', async () => {
-      const { database } = gw();
-      await database.db.insertInto('merchants').values(merchant('mer_firstrow_a')).execute();
-      assert.deepEqual(await nameOf(database, 'mer_firstrow_a'), { name: 'Firstrow Test' });
-      assert.equal(await nameOf(database, 'mer_firstrow_none'), undefined);
+    it('reads a committed row; undefined for none, for another merchant and for the other kind', async () => {
+      const { database, merchant } = gw();
+      const other = await gw().newMerchant();
+      await database.db
+        .insertInto('transactions')
+        .values(payin('pay_rs_a', merchant.merchant_id, 101))
+        .execute();
+      assert.deepEqual(await statusOf(database, 'pay_rs_a', merchant.merchant_id), view(101));
+      assert.equal(await statusOf(database, 'pay_rs_none', merchant.merchant_id), undefined);
+      assert.equal(await statusOf(database, 'pay_rs_a', other.merchant_id), undefined);
+      assert.equal(await statusOf(database, 'pay_rs_a', merchant.merchant_id, 'payout'), undefined);
     });
 
-    it('answers reads asked together each with its own row, and fails only a read that fails', async () => {
-      const { database } = gw();
-      const ids = ['mer_firstrow_c1', 'mer_firstrow_c2', 'mer_firstrow_c3'];
-      for (const id of ids)
+    it('answers reads asked together each with its own row', async () => {
+      const { database, merchant } = gw();
+      const ids = ['pay_rs_c1', 'pay_rs_c2', 'pay_rs_c3'];
+      for (const [i, id] of ids.entries())
         await database.db
-          .insertInto('merchants')
-          .values({ ...merchant(id), name: `Name of ${id}` })
+          .insertInto('transactions')
+          .values(payin(id, merchant.merchant_id, 200 + i))
           .execute();
-      const settled = await Promise.allSettled([
-        nameOf(database, ids[0]!),
-        database.firstRow('select no_such_column from merchants', []),
-        nameOf(database, ids[1]!),
-        nameOf(database, 'mer_firstrow_none'),
-        nameOf(database, ids[2]!),
+      const rows = await Promise.all([
+        statusOf(database, ids[0]!, merchant.merchant_id),
+        statusOf(database, ids[1]!, merchant.merchant_id),
+        statusOf(database, 'pay_rs_none', merchant.merchant_id),
+        statusOf(database, ids[2]!, merchant.merchant_id),
+        statusOf(database, ids[0]!, merchant.merchant_id),
       ]);
-      assert.deepEqual(
-        settled.map((s) => (s.status === 'fulfilled' ? s.value : 'rejected')),
-        [
-          { name: 'Name of mer_firstrow_c1' },
-          'rejected',
-          { name: 'Name of mer_firstrow_c2' },
-          undefined,
-          { name: 'Name of mer_firstrow_c3' },
-        ],
-      );
+      assert.deepEqual(rows, [view(200), view(201), undefined, view(202), view(200)]);
       // The group's read transaction is over: a transaction of kysely's can begin on the connection.
       await database.db.transaction().execute(async (tx) => {
-        await tx.updateTable('merchants').set({ name: 'Renamed' }).where('id', '=', ids[0]!).execute();
+        await tx.updateTable('transactions').set({ amount: 250 }).where('payment_id', '=', ids[0]!).execute();
       });
-      assert.deepEqual(await nameOf(database, ids[0]!), { name: 'Renamed' });
+      assert.deepEqual(await statusOf(database, ids[0]!, merchant.merchant_id), view(250));
     });
 
     it('never returns a row of a transaction that is still open and then rolls back', async () => {
-      const { database } = gw();
-      let read: Promise<{ name: string } | undefined> | null = null;
+      const { database, merchant } = gw();
+      let read: ReturnType<typeof statusOf> | null = null;
       await assert.rejects(
         database.db.transaction().execute(async (tx) => {
-          await tx.insertInto('merchants').values(merchant('mer_firstrow_b')).execute();
+          await tx
+            .insertInto('transactions')
+            .values(payin('pay_rs_b', merchant.merchant_id, 300))
+            .execute();
           // Asked while the insert is uncommitted: on SQLite the one connection is inside this
           // transaction, so the read has to wait for it rather than run on the connection at once.
-          read = nameOf(database, 'mer_firstrow_b');
+          read = statusOf(database, 'pay_rs_b', merchant.merchant_id);
           await new Promise((resolve) => setTimeout(resolve, 20));
           throw new Error('roll back');
         }),
@@ -90,7 +123,7 @@ for (const kind of DATABASES) {
       );
       assert.ok(read);
       assert.equal(await read, undefined);
-      assert.equal(await nameOf(database, 'mer_firstrow_b'), undefined);
+      assert.equal(await statusOf(database, 'pay_rs_b', merchant.merchant_id), undefined);
     });
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Pay-ins as a merchant sees them (seed §2.4, §2.5, §2.8, §4; CONTRACT §2–§6): the three creation
+ * Pay-ins as a merchant sees them (docs/integration.md §2, §4, §6 and §8): the three creation
  * flows with every field, limit and error, order-number replays, status queries, sandbox
  * settlement with the fee, and expiry. Every scenario ends with a clean ledger.
  */
@@ -68,7 +68,7 @@ for (const kind of DATABASES) {
     });
 
     for (const { flow, path } of FLOWS.filter((f) => f.flow !== 'offsite')) {
-      it(`answers the ${flow} creation with exactly the seed's fields and a payment_url under PUBLIC_URL`, async () => {
+      it(`answers the ${flow} creation with exactly the documented fields and a payment_url under PUBLIC_URL`, async () => {
         const res = await gw().post(path, valid());
         assert.equal(res.status, 200, res.text);
         assert.match(String(res.headers['content-type']), /^application\/json/);
@@ -563,7 +563,7 @@ for (const kind of DATABASES) {
       assert.equal(Number(n), 1);
     });
 
-    it('answers payin_status in the seed §2.8 shape: PENDING with empty utr and channel_txn_id', async () => {
+    it('answers payin_status in the documented shape: PENDING with empty utr and channel_txn_id', async () => {
       const created = await gw().post(P2P, valid({ money: { amount: 123.45 } }));
       const res = await gw().post('/payments/payin_status', { payment_id: created.body.payment_id });
       assert.equal(res.status, 200);

@@ -1,5 +1,5 @@
 /**
- * Delivers the callback outbox (CONTRACT §7). Runs in every serving process: it claims due
+ * Delivers the callback outbox (docs/integration.md §5). Runs in every serving process: it claims due
  * deliveries with a lease, sends each outside any database transaction, records the attempt and
  * releases the row, with at most `callbackConcurrency` sends in flight.
  *

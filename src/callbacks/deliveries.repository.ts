@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { claimDue, type WorkTable } from '../db/claim.ts';
+import { jsonRecords, type RecordColumns } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { CallbackAttemptTable, CallbackDeliveryTable, DeliveryStatus, Tables } from '../db/schema.ts';
 
@@ -80,6 +81,28 @@ export async function webhookSecrets(
   return new Map(rows.map((r) => [r.id, r.webhook_secret]));
 }
 
+const ATTEMPT_COLUMNS: RecordColumns = {
+  delivery_id: 'text',
+  attempt_no: 'integer',
+  started_at: 'bigint',
+  latency_ms: 'integer',
+  http_status: 'integer',
+  error_kind: 'text',
+  response_snippet: 'text',
+};
+const ATTEMPT_LIST = Object.keys(ATTEMPT_COLUMNS).join(', ');
+
+const MOVE_COLUMNS: RecordColumns = {
+  delivery_id: 'text',
+  claimed_attempts: 'integer',
+  claimed_lease: 'bigint',
+  status: 'text',
+  next_attempt_at: 'bigint',
+  last_error: 'text',
+  at: 'bigint',
+  delivered_at: 'bigint',
+};
+
 export interface AttemptRecord {
   deliveryId: string;
   /**
@@ -108,22 +131,19 @@ export interface AttemptRecord {
 export async function recordAttempts(db: Kysely<Tables>, records: AttemptRecord[]): Promise<boolean[]> {
   if (records.length === 0) return [];
   return db.transaction().execute(async (tx) => {
-    await tx
-      .insertInto('callback_attempts')
-      .values(
-        records.map((r) => ({
-          delivery_id: r.deliveryId,
-          attempt_no: r.claimedAttempts,
-          started_at: r.startedAt,
-          latency_ms: r.latencyMs,
-          http_status: r.httpStatus,
-          error_kind: r.errorKind,
-          response_snippet: r.snippet,
-        })),
-      )
-      .execute();
-    // One statement for the deliveries of the batch: UPDATE … FROM a VALUES list, which SQLite
-    // (3.33+) and PostgreSQL both read with the default column names column1, column2, … A
+    const attempts = records.map((r) => ({
+      delivery_id: r.deliveryId,
+      attempt_no: r.claimedAttempts,
+      started_at: r.startedAt,
+      latency_ms: r.latencyMs,
+      http_status: r.httpStatus,
+      error_kind: r.errorKind,
+      response_snippet: r.snippet,
+    }));
+    await sql`
+      insert into callback_attempts (${sql.raw(ATTEMPT_LIST)})
+      select ${sql.raw(ATTEMPT_LIST)} from ${jsonRecords(tx, attempts, ATTEMPT_COLUMNS)} as a`.execute(tx);
+    // One statement for the deliveries of the batch (UPDATE … FROM the batch's rows). A
     // delivery recorded twice in one batch (its lease ran out and this process claimed it again)
     // goes into a statement of its own, so that each record learns whether it was the one applied.
     // Round k holds the k-th record of each delivery.
@@ -156,18 +176,23 @@ export async function releaseDelivery(db: Kysely<Tables>, record: AttemptRecord)
 
 /** Moves each delivery on as its record says, if it is still as claimed. Returns the ids updated. */
 async function updateDeliveries(db: Kysely<Tables>, records: AttemptRecord[]): Promise<Set<string>> {
-  const values = sql.join(
-    records.map(
-      (r) =>
-        sql`(${r.deliveryId}, cast(${r.claimedAttempts} as integer), cast(${r.claimedLease} as bigint), ${r.status}, cast(${r.nextAttemptAt} as bigint), cast(${lastError(r)} as text), cast(${r.at} as bigint), cast(${r.status === 'delivered' ? r.at : null} as bigint))`,
-    ),
-  );
+  const moves = records.map((r) => ({
+    delivery_id: r.deliveryId,
+    claimed_attempts: r.claimedAttempts,
+    claimed_lease: r.claimedLease,
+    status: r.status,
+    next_attempt_at: r.nextAttemptAt,
+    last_error: lastError(r),
+    at: r.at,
+    delivered_at: r.status === 'delivered' ? r.at : null,
+  }));
   const result = await sql<{ id: string }>`
     update callback_deliveries as d
-    set status = v.column4, next_attempt_at = v.column5, lease_until = null,
-        last_error = v.column6, updated_at = v.column7, delivered_at = v.column8
-    from (values ${values}) as v
-    where d.id = v.column1 and d.status = 'pending' and d.attempts = v.column2 and d.lease_until = v.column3
+    set status = v.status, next_attempt_at = v.next_attempt_at, lease_until = null,
+        last_error = v.last_error, updated_at = v.at, delivered_at = v.delivered_at
+    from ${jsonRecords(db, moves, MOVE_COLUMNS)} as v
+    where d.id = v.delivery_id and d.status = 'pending' and d.attempts = v.claimed_attempts
+      and d.lease_until = v.claimed_lease
     returning id`.execute(db);
   return new Set(result.rows.map((row) => row.id));
 }

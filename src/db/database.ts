@@ -36,14 +36,12 @@ export interface Database {
   /** The database for messages and logs: host, port and name, or the file; never credentials. */
   readonly label: string;
   /**
-   * The first row of a compiled read-only query (placeholders of this database's dialect), for the
-   * hottest reads: status queries. On SQLite these skip kysely's connection queue and pipeline and
-   * run in groups, one read transaction for the reads that arrive together (`sqlite-reads.ts`);
-   * they never see a write batch's uncommitted rows. Not for use inside a transaction: on SQLite a
-   * read asked for while the caller's own transaction is open would wait for that transaction.
+   * A transaction's status view by id, merchant and kind, for the hottest read: status queries.
+   * Reads that arrive together are grouped (`status-reads.ts`); on SQLite they skip kysely's
+   * connection queue and never see a write batch's uncommitted rows. Not for use inside a
+   * transaction: on SQLite a read asked for while the caller's own transaction is open would wait
+   * for that transaction.
    */
-  firstRow<T>(sql: string, parameters: readonly unknown[]): Promise<T | undefined>;
-  /** A transaction's status view by id, merchant and kind; reads that arrive together are grouped. */
   readStatus: StatusReader;
   /**
    * The rows `query` selects, locked for the caller's transaction on PostgreSQL: `wait` for rows
@@ -164,7 +162,6 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
       db,
       url,
       label,
-      firstRow: <T>(text: string, parameters: readonly unknown[]) => reads.firstRow<T>(text, parameters),
       readStatus: sqliteStatusReader(db, reads),
       lockRows: (query) => query,
       async advisoryLock() {},
@@ -207,7 +204,6 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     db,
     url,
     label,
-    firstRow: <T>(text: string, parameters: readonly unknown[]) => queuedFirstRow<T>(db, text, parameters),
     readStatus: postgresStatusReader(db),
     lockRows: (query, mode) => (mode === 'skip-locked' ? query.forUpdate().skipLocked() : query.forUpdate()),
     async advisoryLock(tx, key) {

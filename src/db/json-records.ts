@@ -5,7 +5,7 @@
  * its batches the same way. SQLite reads the array with `jsonb_each`, PostgreSQL with
  * `jsonb_to_recordset`.
  */
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import { PostgresAdapter, sql, type RawBuilder } from 'kysely';
 
 /** The columns of the table and their PostgreSQL types, in order; each row's keys are these names. */
 export type RecordColumns = Readonly<Record<string, 'text' | 'bigint' | 'integer'>>;
@@ -20,8 +20,8 @@ function columnList(columns: RecordColumns, each: (name: string, type: string) =
     .join(', ');
 }
 
-export function jsonRecords<DB>(
-  db: Kysely<DB>,
+export function jsonRecords(
+  db: { getExecutor(): { readonly adapter: unknown } },
   rows: readonly object[],
   columns: RecordColumns,
 ): RawBuilder<unknown> {

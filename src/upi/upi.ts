@@ -1,4 +1,4 @@
-/** UPI intents, app deep links and their QR code (CONTRACT §5, offsite flow). */
+/** UPI intents, app deep links and their QR code (docs/integration.md §2, offsite flow). */
 import encodeQR from 'qr';
 import { formatAmount } from '../money.ts';
 import { qrPng } from './qr-png.ts';
