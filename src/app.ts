@@ -15,13 +15,7 @@ import { authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './errors.ts';
 import { createMetrics, httpMetrics, type Metrics } from './http/metrics.ts';
-import {
-  errorHandler,
-  lazyChildLogger,
-  notFoundHandler,
-  registerJsonParser,
-  requestId,
-} from './http/plumbing.ts';
+import { errorHandler, notFoundHandler, registerJsonParser, requestId } from './http/plumbing.ts';
 import { addKeywords } from './http/validation.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
@@ -66,7 +60,6 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     // One line per response comes from the onResponse hook below, not two from Fastify.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,
-    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
@@ -154,6 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
       publicUrl: config.publicUrl,
       now,
     }),
+    publicUrl: config.publicUrl,
   });
 
   const schemas = commonSchemas(config);

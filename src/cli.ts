@@ -123,7 +123,10 @@ async function run(argv: string[], out: Out): Promise<number> {
       if (name.length > 100) throw new UsageError('--name must be at most 100 characters');
       const callbackUrl = flags['callback-url'] as string | undefined;
       const schemes = config.allowPrivateCallbackUrls ? /^https?:\/\/\S+$/ : /^https:\/\/\S+$/;
-      if (callbackUrl !== undefined && (!schemes.test(callbackUrl) || callbackUrl.length > 512)) {
+      if (
+        callbackUrl !== undefined &&
+        (!schemes.test(callbackUrl) || callbackUrl.length > 512 || !URL.canParse(callbackUrl))
+      ) {
         throw new UsageError(
           `--callback-url must be an ${config.allowPrivateCallbackUrls ? 'http(s)' : 'https'} URL of at most 512 characters`,
         );

@@ -12,7 +12,7 @@ import { skipFor, startGateway, type Gateway } from './support/harness.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 
 describe('callback address rules', () => {
-  it('allow only public unicast addresses, IPv4-mapped IPv6 judged by the IPv4 inside', () => {
+  it('allow only globally routable unicast addresses; IPv6 by allow-list', () => {
     const blocked = [
       '127.0.0.1',
       '127.255.0.9',
@@ -36,6 +36,20 @@ describe('callback address rules', () => {
       '::ffff:10.0.0.1',
       '::ffff:169.254.169.254',
       '64:ff9b::a00:1',
+      '64:ff9b:1::a00:1',
+      // IPv4-compatible (::/96): ipaddr.js calls these unicast, and they passed the guard once.
+      '::127.0.0.1',
+      '::7f00:1',
+      '::8.8.8.8',
+      '::ffff:8.8.8.8',
+      '::ffff:0:7f00:1',
+      '2001::1',
+      '2001:2::1',
+      '2001:db8::1',
+      '2002:7f00:1::1',
+      '3fff::1',
+      '100::1',
+      'fec0::1',
       'not-an-ip',
     ];
     const allowed = [
@@ -44,7 +58,8 @@ describe('callback address rules', () => {
       '172.32.0.1',
       '100.128.0.1',
       '2606:4700:4700::1111',
-      '::ffff:8.8.8.8',
+      '2a00:1450:4001:80b::200e',
+      '[2001:4860:4860::8888]',
     ];
     for (const a of blocked) assert.equal(isBlockedAddress(a), true, `${a} is blocked`);
     for (const a of allowed) assert.equal(isBlockedAddress(a), false, `${a} is allowed`);
@@ -113,6 +128,8 @@ for (const kind of DATABASES) {
         'https://169.254.169.254/latest/meta-data/',
         `https://[::1]:${port}/callback`,
         `https://[::ffff:127.0.0.1]:${port}/callback`,
+        `https://[::127.0.0.1]:${port}/callback`,
+        `https://[::7f00:1]:${port}/callback`,
         `https://localhost:${port}/callback`,
         `https://0.0.0.0:${port}/callback`,
       ];

@@ -24,11 +24,22 @@ export class BlockedAddressError extends Error {
 }
 
 /**
- * True unless `address` is a public unicast IPv4 or IPv6 address. ipaddr.js names every special
- * range (loopback, private, linkLocal, carrierGradeNat, uniqueLocal, multicast, unspecified,
- * broadcast, reserved, 6to4, teredo, NAT64 …) and calls everything else `unicast`, so the rule is an
- * allow-list: a range added to ipaddr.js later is blocked by default. IPv4-mapped IPv6 addresses
- * (::ffff:10.0.0.1) are judged by the IPv4 address inside. Anything that does not parse is blocked.
+ * IPv6 addresses that may be globally routable: global unicast (2000::/3) less the special-purpose
+ * blocks inside it (IANA's IPv6 Special-Purpose Address Registry): IETF protocol assignments
+ * 2001::/23 (Teredo, benchmarking, ORCHID …), documentation 2001:db8::/32 and 3fff::/20, 6to4
+ * 2002::/16. Everything outside 2000::/3 (loopback, IPv4-compatible ::/96, NAT64 64:ff9b::/96,
+ * unique local, link local, multicast, discard …) is blocked without being named.
+ */
+const IPV6_GLOBAL = ipaddr.parseCIDR('2000::/3');
+const IPV6_SPECIAL = ['2001::/23', '2001:db8::/32', '2002::/16', '3fff::/20'].map((c) => ipaddr.parseCIDR(c));
+
+/**
+ * True unless `address` is a globally routable unicast address. IPv4: ipaddr.js names every
+ * special range (loopback, private, linkLocal, carrierGradeNat, multicast, broadcast, reserved,
+ * as112, amt …) and calls the rest `unicast`. IPv6 by allow-list (`IPV6_GLOBAL` less
+ * `IPV6_SPECIAL`), so an address ipaddr.js calls `unicast` outside global unicast (`::7f00:1`,
+ * IPv4-compatible) is blocked. IPv4-mapped addresses (::ffff:10.0.0.1) are blocked as well: a
+ * callback URL names an IPv4 target in its IPv4 form. Anything that does not parse is blocked.
  */
 export function isBlockedAddress(address: string): boolean {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
@@ -37,10 +48,11 @@ export function isBlockedAddress(address: string): boolean {
   } catch {
     return true;
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  }
-  return parsed.range() !== 'unicast';
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  if (!v6.match(IPV6_GLOBAL)) return true;
+  if (IPV6_SPECIAL.some((range) => v6.match(range))) return true;
+  return v6.range() !== 'unicast';
 }
 
 type LookupCallback = (

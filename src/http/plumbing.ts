@@ -3,7 +3,7 @@
  * handler that writes shape A and shape B, and the not-found handler (404, or 405 on API paths).
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/errors.ts';
 import { AppError, envelope, ValidationError, type ErrorCode } from '../errors.ts';
 import { toValidationIssues } from './validation.ts';
@@ -14,77 +14,6 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 export function requestId(req: { headers: Record<string, string | string[] | undefined> }): string {
   const given = req.headers['x-request-id'];
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
-}
-
-type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
-type PinoLike = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
-
-/**
- * A request's logger that becomes a real pino child (bound to the request id) only when the request
- * logs something at an enabled level. Fastify makes a child per request, and with pino and redaction
- * that is a measurable cost on every status query, for requests that almost never log.
- */
-class LazyChildLogger {
-  private real: FastifyBaseLogger | null = null;
-
-  constructor(
-    private readonly parent: PinoLike,
-    private readonly bindings: Record<string, unknown>,
-  ) {}
-
-  get level(): string {
-    return this.parent.level;
-  }
-
-  private log(level: LogLevel, args: unknown[]): void {
-    if (!this.parent.isLevelEnabled(level)) return;
-    this.real ??= this.parent.child(this.bindings);
-    (this.real[level] as (...a: unknown[]) => void)(...args);
-  }
-
-  fatal(...args: unknown[]): void {
-    this.log('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.log('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.log('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.log('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.log('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.log('trace', args);
-  }
-  silent(): void {}
-
-  isLevelEnabled(level: string): boolean {
-    return this.parent.isLevelEnabled(level);
-  }
-
-  child(bindings: Record<string, unknown>, options?: object): FastifyBaseLogger {
-    this.real ??= this.parent.child(this.bindings);
-    return this.real.child(bindings, options);
-  }
-}
-
-/**
- * Fastify's `childLoggerFactory`: the lazy child above; a real child when a route sets its own
- * level or serializers, or when logging is off (Fastify's null logger has no levels to ask).
- */
-export function lazyChildLogger(
-  logger: FastifyBaseLogger,
-  bindings: Record<string, unknown>,
-  options: { level?: string; serializers?: unknown },
-): FastifyBaseLogger {
-  const pino = logger as Partial<PinoLike>;
-  if (options.level || options.serializers || typeof pino.isLevelEnabled !== 'function')
-    return logger.child(bindings, options as never);
-  return new LazyChildLogger(logger as PinoLike, bindings) as unknown as FastifyBaseLogger;
 }
 
 /** API paths answer POST only; any other method gets 405 rather than 404. */

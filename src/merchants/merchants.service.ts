@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
+import { normalUrl } from '../payments/urls.ts';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
 import {
   countMerchants,
@@ -143,7 +144,7 @@ export class MerchantService {
       name: input.name,
       mode,
       status: 'active',
-      callback_url: input.callbackUrl ?? null,
+      callback_url: normalUrl(input.callbackUrl),
       vpa: input.vpa || `${id.toLowerCase()}@paygate`,
       webhook_secret: webhookSecret,
       created_at: at,

@@ -64,6 +64,8 @@ function pageErrorHandler(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
+  // An error after a route set its redirect must not send that redirect with an error page.
+  reply.removeHeader('location');
   if (error instanceof AppError) {
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
     if (error.statusCode >= 500) request.log.error({ err: error }, 'page error');
@@ -85,7 +87,26 @@ interface IdParams {
   id: string;
 }
 
-export const pageRoutes: FastifyPluginAsync<{ pages: PagesService }> = async (app, { pages }) => {
+/**
+ * Whether a sandbox button's post may have come from another site (docs/decisions.md, "Hosted
+ * pages"). A browser that sends `Sec-Fetch-Site` is believed; one that does not is judged by its
+ * `Origin`, which must be PUBLIC_URL's (a `null` origin is refused: it hides where the form was).
+ * With neither header it is not a browser's form post (curl, a test), and nothing is forged.
+ * The pages send `Referrer-Policy: no-referrer`, under which Chromium's own same-origin post says
+ * `Origin: null` but `Sec-Fetch-Site: same-origin`.
+ */
+export function isCrossSitePost(req: FastifyRequest, publicOrigin: string): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined) return site !== 'same-origin';
+  const origin = req.headers.origin;
+  return origin !== undefined && origin !== publicOrigin;
+}
+
+export const pageRoutes: FastifyPluginAsync<{ pages: PagesService; publicUrl: string }> = async (
+  app,
+  { pages, publicUrl },
+) => {
+  const publicOrigin = new URL(publicUrl).origin;
   // Only the sandbox buttons post, and they send one short urlencoded field.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -117,7 +138,7 @@ export const pageRoutes: FastifyPluginAsync<{ pages: PagesService }> = async (ap
       { schema: { hide: true } },
       async (req, reply) => {
         // A form on another site must not settle a customer's payment (sandbox or not).
-        if (req.headers['sec-fetch-site'] === 'cross-site') return errorPage(reply, 403);
+        if (isCrossSitePost(req, publicOrigin)) return errorPage(reply, 403);
         const statuses = req.body instanceof URLSearchParams ? req.body.getAll('status') : [];
         const status = statuses.length === 1 ? statuses[0] : undefined;
         if (status === undefined || !OUTCOMES.has(status)) return errorPage(reply, 400);

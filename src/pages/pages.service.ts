@@ -20,6 +20,12 @@ const FLOW_OF: Record<PageKind, PayinFlow> = { pay: 'onsite', p2p: 'p2p', cashie
 
 const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
 
+/**
+ * How long after its final status a P2P page sends the customer back to `redirect_url` (303);
+ * later it shows the result with a link, so the gateway's domain does not redirect anywhere for good.
+ */
+export const RETURN_REDIRECT_MS = 30 * 60_000;
+
 /** What a page shows; `state` decides which parts. */
 export interface PageView {
   kind: PageKind;
@@ -35,6 +41,8 @@ export interface PageView {
   sandbox: boolean;
   /** Where the customer goes after paying (P2P only). */
   returnsTo: boolean;
+  /** A final P2P page past its redirect window: the merchant's return URL, as a link. */
+  returnLink: string | null;
   /** Pending only: the QR markup (drawn from the `qr` package's matrix, no user text in it) and the app links. */
   qrSvg: string;
   links: ReturnType<typeof deepLinks> | null;
@@ -89,8 +97,11 @@ export class PagesService {
   async view(row: PageRow, kind: PageKind): Promise<PageOutcome> {
     const { txn } = row;
     const final = txn.status === 'SUCCESS' || txn.status === 'FAILED';
-    if (final && txn.redirect_url)
-      return { redirect: returnUrl(txn.redirect_url, txn.payment_id, txn.merchant_order_no, txn.status) };
+    const back =
+      final && txn.redirect_url
+        ? returnUrl(txn.redirect_url, txn.payment_id, txn.merchant_order_no, txn.status)
+        : null;
+    if (back && this.options.now() - (txn.finalized_at ?? 0) < RETURN_REDIRECT_MS) return { redirect: back };
     // Rounded up: a pay-in is payable until its last millisecond, and the page never shows 0 s while payable.
     const secondsLeft = Math.max(0, Math.ceil(((txn.expires_at ?? 0) - this.options.now()) / 1000));
     const state = final ? (txn.status as 'SUCCESS' | 'FAILED') : secondsLeft > 0 ? 'pending' : 'expired';
@@ -121,6 +132,7 @@ export class PagesService {
         secondsLeft,
         sandbox: txn.channel === this.options.sandboxChannel,
         returnsTo: txn.redirect_url !== null,
+        returnLink: back,
         qrSvg: svg,
         links,
       },

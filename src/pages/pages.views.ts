@@ -141,7 +141,9 @@ function resultPage(v: PageView): string {
 <p class="label">${esc(v.merchantName)}</p>
 <p class="amount">${esc(v.amountText)}</p>
 ${summary(v, v.state === 'expired' ? '' : `\n<dt>Status</dt><dd data-status="${v.state}">${v.state}</dd>${utr}`)}
-<p class="hint">${k.note}</p>
+<p class="hint">${k.note}</p>${
+      v.returnLink ? `\n<a class="back" href="${esc(v.returnLink)}">Back to ${esc(v.merchantName)}</a>` : ''
+    }
 </section>
 <footer>Payment ID <span class="mono">${esc(v.paymentId)}</span></footer>`,
   );

@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { Config } from '../config.ts';
 import type { Tables } from '../db/schema.ts';
+import { normalUrl } from '../payments/urls.ts';
 import { AppError } from '../errors.ts';
 import { newPaymentId } from '../ids.ts';
 import { toPaise, toRupees } from '../money.ts';
@@ -120,8 +121,8 @@ export class PayinService {
       user_name: user.user_name ?? null,
       user_phone: phone,
       user_email: user.email ?? null,
-      callback_url: callbackUrl ?? principal.callbackUrl,
-      redirect_url: redirectUrl,
+      callback_url: normalUrl(callbackUrl) ?? principal.callbackUrl,
+      redirect_url: normalUrl(redirectUrl),
       receiver_name: null,
       receiver_account_no: null,
       receiver_ifsc: null,

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
+import { normalUrl } from '../payments/urls.ts';
 import { AppError } from '../errors.ts';
 import { newPaymentId } from '../ids.ts';
 import { toPaise, toRupees } from '../money.ts';
@@ -84,7 +85,7 @@ export class PayoutService {
         user_name: user.user_name ?? null,
         user_phone: user.phone_number ?? null,
         user_email: user.email ?? null,
-        callback_url: callbackUrl ?? principal.callbackUrl,
+        callback_url: normalUrl(callbackUrl) ?? principal.callbackUrl,
         redirect_url: null,
         receiver_name: req.receiver.name,
         receiver_account_no: req.receiver.account_no,
