@@ -11,14 +11,22 @@ import { createLogger } from './logger.ts';
 import type { Database } from './db/database.ts';
 import { CallbackDispatcher } from './callbacks/callback.dispatcher.ts';
 import { callbackRoutes } from './callbacks/callbacks.routes.ts';
-import { authHook } from './http/auth.ts';
+import { AuthFailureLimit, authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './errors.ts';
 import { createMetrics, httpMetrics, type Metrics } from './http/metrics.ts';
-import { errorHandler, notFoundHandler, registerJsonParser, requestId } from './http/plumbing.ts';
+import {
+  API_HEADERS,
+  clientErrorHandler,
+  errorHandler,
+  frameworkError,
+  notFoundHandler,
+  registerJsonParser,
+  requestId,
+} from './http/plumbing.ts';
 import { addKeywords } from './http/validation.ts';
 import { opsRoutes } from './ops.routes.ts';
-import { pageRoutes } from './pages/pages.routes.ts';
+import { isPagePath, pageFrameworkError, pageRoutes } from './pages/pages.routes.ts';
 import { PagesService } from './pages/pages.service.ts';
 import { payinRoutes } from './payins/payins.routes.ts';
 import { payoutRoutes } from './payouts/payouts.routes.ts';
@@ -61,6 +69,18 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,
     requestIdHeader: false,
+    trustProxy: config.trustProxy ? [...config.trustProxy] : false,
+    requestTimeout: config.requestTimeoutMs,
+    // Given to Node's server at construction too: set only afterwards (as Fastify does), Node applies
+    // it to the headers but not to a body that stops arriving. Timeouts are checked on the interval
+    // (30 s by default, which would double the timeout).
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs),
+    },
+    clientErrorHandler,
+    frameworkErrors: (error, request, reply) =>
+      isPagePath(request.url) ? pageFrameworkError(request, reply) : frameworkError(error, request, reply),
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     ajv: {
@@ -96,7 +116,14 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   // promise and a trip through the microtask queue per request, a visible share of a status query's
   // CPU (docs/performance.md).
   app.addHook('onRequest', (req, reply, done) => {
-    reply.header('x-request-id', req.id);
+    reply.header('x-request-id', req.id).headers(API_HEADERS);
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      done(
+        new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding is not supported; send the body unencoded'),
+      );
+      return;
+    }
     done();
   });
   const recordHttp = httpMetrics(metrics);
@@ -139,7 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(opsRoutes, { database, metrics });
+  await app.register(opsRoutes, { database, metrics, metricsToken: config.metricsToken });
   // Hosted payment pages: customers' browsers, no API key, HTML forms.
   await app.register(pageRoutes, {
     pages: new PagesService(database.db, services.sandbox, {
@@ -153,7 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   const schemas = commonSchemas(config);
   await app.register(async (api) => {
     registerJsonParser(api);
-    api.addHook('onRequest', authHook(services.merchants));
+    api.addHook('onRequest', authHook(services.merchants, new AuthFailureLimit(now)));
     if (config.rateLimitPerMinute > 0) {
       await api.register(rateLimit, {
         max: config.rateLimitPerMinute,

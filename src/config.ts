@@ -2,6 +2,7 @@
  * The one place where settings are read. Everything else receives a frozen `Config`.
  * A bad value throws a `ConfigError` whose message is one line naming the setting.
  */
+import { isIP } from 'node:net';
 
 export interface Config {
   readonly port: number;
@@ -25,6 +26,15 @@ export interface Config {
   readonly workerPollMs: number;
   /** How long a new PostgreSQL connection may take; past it the request is answered 503. */
   readonly databaseConnectTimeoutMs: number;
+  /** How long a request (headers and body) may take to arrive; past it 408, or the connection closes. */
+  readonly requestTimeoutMs: number;
+  /**
+   * The proxies whose `X-Forwarded-For` is believed (addresses, CIDR ranges, or proxy-addr's
+   * `loopback`, `linklocal`, `uniquelocal`), or null: the client is the socket's peer.
+   */
+  readonly trustProxy: readonly string[] | null;
+  /** When set, `/metrics` answers only with this as a bearer token. */
+  readonly metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -64,6 +74,36 @@ function url(name: string, raw: string): string {
   } catch {
     throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   }
+}
+
+const PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustProxy(env: Env): string[] | null {
+  const raw = env.TRUST_PROXY?.trim() ?? '';
+  if (raw === '' || ['off', 'false', 'no', '0'].includes(raw.toLowerCase())) return null;
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const valid =
+      PROXY_PRESETS.includes(entry) ||
+      (family !== 0 &&
+        extra === undefined &&
+        (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))));
+    if (!valid)
+      throw new ConfigError(
+        `TRUST_PROXY must be off or a comma-separated list of proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), got "${raw}"`,
+      );
+  }
+  return entries;
+}
+
+function metricsToken(env: Env): string | null {
+  const raw = env.METRICS_TOKEN ?? '';
+  if (raw === '') return null;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw))
+    throw new ConfigError('METRICS_TOKEN must be 16 to 256 printable characters without spaces');
+  return raw;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -123,5 +163,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     workerPollMs: integer(env, 'WORKER_POLL_MS', 1000, 10, 60_000),
     databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 1, 600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    trustProxy: trustProxy(env),
+    metricsToken: metricsToken(env),
   });
 }

@@ -128,9 +128,13 @@ for (const kind of DATABASES) {
         .where('payment_id', '=', paidIn)
         .executeTakeFirstOrThrow();
       const arrived = receiver.forPayment(paidIn)[0]!.at;
+      const delay = arrived - committed.finalized_at!;
       t.diagnostic(
-        `first attempt arrived ${arrived - committed.finalized_at!} ms after the final status was written (${arrived - settledAt} ms after the settle request)`,
+        `first attempt arrived ${delay} ms after the final status was written (${arrived - settledAt} ms after the settle request)`,
       );
+      // At once: woken by the final status, not found by the worker's next poll or a retry's timer.
+      assert.ok(delay < Math.min(INTERVAL_MS, Number(ENV.WORKER_POLL_MS)), `first attempt after ${delay} ms`);
+      assert.equal(receiver.forPayment(paidIn)[0]!.headers['x-callback-attempt'], '1');
 
       for (const [id, status] of expected) {
         const [cb] = receiver.forPayment(id);

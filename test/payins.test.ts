@@ -428,6 +428,16 @@ for (const kind of DATABASES) {
     });
 
     it('reports every violation at once, in shape B with pydantic type words', async () => {
+      const countRows = async () =>
+        Number(
+          (
+            await gw()
+              .database.db.selectFrom('transactions')
+              .select((eb) => eb.fn.countAll<number | string>().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      const before = await countRows();
       const res = await gw().post(ONSITE, {
         money: { amount: 1.234, currency: 7 },
         merchant_order_no: 'x'.repeat(33),
@@ -448,9 +458,9 @@ for (const kind of DATABASES) {
       const none = await gw().post(ONSITE, {});
       assert.deepEqual(issues(none), ['body.merchant_order_no:missing', 'body.money:missing']);
       assert.deepEqual(issues(await gw().post(ONSITE, [1, 2])), ['body:model_type']);
-      // Nothing was created by the refused requests.
       const status = await gw().post('/payments/payin_status', {});
       assert.deepEqual(issues(status), ['body.payment_id:missing']);
+      assert.equal(await countRows(), before, 'the refused requests created nothing');
     });
 
     it('replays a repeated order number with the same body: 200, Idempotent-Replayed, the same bytes, nothing new', async () => {

@@ -8,7 +8,7 @@ import type { DeliveryStatus } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { findTransaction } from '../transactions/transactions.repository.ts';
 import { listAttempts, listDeliveries, type AttemptRow, type DeliveryRow } from './deliveries.repository.ts';
-import { enqueueDelivery } from './outbox.repository.ts';
+import { enqueueDelivery, resendTimes } from './outbox.repository.ts';
 import { notifyQueued } from './queue-signal.ts';
 import { callbackBody } from './signature.ts';
 
@@ -41,6 +41,10 @@ export interface AttemptView {
   error: string | null;
   response: string | null;
 }
+
+/** Resends of one transaction through the merchant's API, per hour (docs/integration.md §5). */
+export const RESENDS_PER_HOUR = 5;
+const HOUR_MS = 3_600_000;
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
 
@@ -106,24 +110,48 @@ export class CallbackService {
     // The URL resolved when the transaction was created (docs/decisions.md): none means no callback.
     const url = txn.callback_url;
     if (!url) throw new AppError('INVALID_STATE', 'The transaction has no callback URL');
-    const deliveryId = await enqueueDelivery(
-      db,
-      {
+    const delivery = {
+      paymentId,
+      merchantId: txn.merchant_id,
+      url,
+      body: callbackBody({
         paymentId,
-        merchantId: txn.merchant_id,
-        url,
-        body: callbackBody({
-          paymentId,
-          merchantOrderNo: txn.merchant_order_no,
-          amount: txn.amount,
-          currency: txn.currency,
-          status: txn.status,
-          utr: txn.utr,
-        }),
-        maxAttempts: 1 + this.config.callbackMaxRetries,
-      },
-      this.now(),
-    );
+        merchantOrderNo: txn.merchant_order_no,
+        amount: txn.amount,
+        currency: txn.currency,
+        status: txn.status,
+        utr: txn.utr,
+      }),
+      maxAttempts: 1 + this.config.callbackMaxRetries,
+    };
+    const at = this.now();
+    // The merchant's resends are counted and queued under the transaction's row lock, so that
+    // concurrent resends cannot all pass the count; the operator's are not limited.
+    const deliveryId =
+      merchantId === undefined
+        ? await enqueueDelivery(db, delivery, at)
+        : await db.transaction().execute(async (tx) => {
+            await this.database
+              .lockRows(
+                tx.selectFrom('transactions').select('payment_id').where('payment_id', '=', paymentId),
+                'wait',
+              )
+              .execute();
+            const recent = await resendTimes(tx, paymentId, at - HOUR_MS);
+            if (recent.length >= RESENDS_PER_HOUR) {
+              const waitS = Math.max(
+                1,
+                Math.ceil((recent[recent.length - RESENDS_PER_HOUR]! + HOUR_MS - at) / 1000),
+              );
+              throw new AppError(
+                'RATE_LIMITED',
+                `At most ${RESENDS_PER_HOUR} resends of one transaction per hour; try again in ${waitS} s`,
+                { retry_after_s: waitS },
+                { 'Retry-After': String(waitS) },
+              );
+            }
+            return enqueueDelivery(tx, delivery, at);
+          });
     if (this.onQueued) this.onQueued();
     else await notifyQueued(this.database).catch(() => {});
     return { success: true, payment_id: paymentId, delivery_id: deliveryId, status: 'pending' };

@@ -30,3 +30,21 @@ export async function enqueueDelivery(
     .execute();
   return id;
 }
+
+/**
+ * When the deliveries of a payment made after its first one (its resends) were created, since
+ * `since`, oldest first.
+ */
+export async function resendTimes(db: Kysely<Tables>, paymentId: string, since: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('callback_deliveries')
+    .select('created_at')
+    .where('payment_id', '=', paymentId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows
+    .slice(1)
+    .map((r) => Number(r.created_at))
+    .filter((at) => at >= since);
+}

@@ -12,11 +12,53 @@ declare module 'fastify' {
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 const KEY_SHAPE = /^sk_(test|live)_[A-Za-z0-9]{20,100}$/;
 
+/** Failed authentications allowed per client address and minute (docs/integration.md §7). */
+export const AUTH_FAILURES_PER_MINUTE = 60;
+const WINDOW_MS = 60_000;
+/** Addresses tracked at once; past it the oldest window is dropped. */
+const MAX_ADDRESSES = 100_000;
+
 /**
- * An onRequest hook: sets `request.principal` or answers 401/403. Written with `done` rather than
- * async: a cached key (almost every request) is answered without a promise.
+ * Counts failed authentications per client address in fixed one-minute windows, in this process.
+ * An address past the limit gets 429 for the rest of its window without a lookup, except with a
+ * key this process has found valid before (a merchant behind the same NAT as a key-guesser keeps
+ * working).
  */
-export function authHook(merchants: MerchantService) {
+export class AuthFailureLimit {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Seconds until `address` may try again, or 0 when it may now. */
+  blockedFor(address: string): number {
+    const w = this.windows.get(address);
+    if (!w || w.count < AUTH_FAILURES_PER_MINUTE) return 0;
+    const left = w.start + WINDOW_MS - this.now();
+    return left > 0 ? Math.ceil(left / 1000) : 0;
+  }
+
+  fail(address: string): void {
+    const at = this.now();
+    const w = this.windows.get(address);
+    if (w && at - w.start < WINDOW_MS) {
+      w.count++;
+      return;
+    }
+    this.windows.delete(address);
+    if (this.windows.size >= MAX_ADDRESSES) {
+      const oldest = this.windows.keys().next().value;
+      if (oldest !== undefined) this.windows.delete(oldest);
+    }
+    this.windows.set(address, { start: at, count: 1 });
+  }
+}
+
+/**
+ * An onRequest hook: sets `request.principal` or answers 401/403, or 429 to an address with too
+ * many failures. Written with `done` rather than async: a cached key (almost every request) is
+ * answered without a promise.
+ */
+export function authHook(merchants: MerchantService, failures: AuthFailureLimit) {
   return function authenticate(
     request: FastifyRequest,
     _reply: FastifyReply,
@@ -24,18 +66,37 @@ export function authHook(merchants: MerchantService) {
   ): void {
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? BEARER.exec(header) : null;
-    if (!match?.[1]) {
-      done(new AppError('AUTH_MISSING', 'Authorization header with a Bearer API key is required'));
+    const key = match?.[1];
+    const wellFormed = key !== undefined && KEY_SHAPE.test(key);
+    const wait = failures.blockedFor(request.ip);
+    if (wait > 0 && !(wellFormed && merchants.isKnownKey(key))) {
+      done(tooManyFailures(wait));
       return;
     }
-    const key = match[1];
-    const found = KEY_SHAPE.test(key) ? merchants.authenticate(key) : null;
+    const refuse = (err: AppError | undefined) => {
+      if (err?.statusCode === 401) failures.fail(request.ip);
+      done(err);
+    };
+    if (key === undefined) {
+      refuse(new AppError('AUTH_MISSING', 'Authorization header with a Bearer API key is required'));
+      return;
+    }
+    const found = wellFormed ? merchants.authenticate(key) : null;
     if (found instanceof Promise) {
-      found.then((principal) => done(admit(request, principal)), done);
+      found.then((principal) => refuse(admit(request, principal)), done);
     } else {
-      done(admit(request, found));
+      refuse(admit(request, found));
     }
   };
+}
+
+function tooManyFailures(waitS: number): AppError {
+  return new AppError(
+    'RATE_LIMITED',
+    `Too many failed authentications from this address; try again in ${waitS} s`,
+    { retry_after_s: waitS },
+    { 'Retry-After': String(waitS) },
+  );
 }
 
 /** Lets the key's merchant in (undefined) or says why not. */

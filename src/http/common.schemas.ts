@@ -16,6 +16,15 @@ export function Text(options: StringOptions = {}) {
   return Type.String({ ...options, plainText: true });
 }
 
+/**
+ * Printable text with something besides spaces: no control characters, no format characters
+ * (zero-width and bidirectional controls such as U+202E, which make an order number shown on the
+ * customer's page read differently from what is stored), no line or paragraph separators. The
+ * empty string and U+0000 pass here because `minLength` and `plainText` refuse them with their own
+ * words: one error per field, as pydantic reports it.
+ */
+const PRINTABLE = '^(?:(?=.*\\S)(?:\\x00|[^\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}])+)?$';
+
 export function commonSchemas(config: Config) {
   const urlSchemes = config.allowPrivateCallbackUrls ? ['https', 'http'] : ['https'];
   const Url = nullable(Text({ maxLength: 512, urlParses: true, urlSchemes }));
@@ -46,7 +55,12 @@ export function commonSchemas(config: Config) {
   );
 
   const OrderNo = (maxLength: number) =>
-    Text({ minLength: 1, maxLength, description: `Your unique order number, 1 to ${maxLength} characters.` });
+    Text({
+      minLength: 1,
+      maxLength,
+      pattern: PRINTABLE,
+      description: `Your unique order number, 1 to ${maxLength} printable characters, not only spaces.`,
+    });
 
   return { Money, UserDetails, Url, OrderNo };
 }

@@ -3,6 +3,7 @@
  * handler that writes shape A and shape B, and the not-found handler (404, or 405 on API paths).
  */
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/errors.ts';
 import { AppError, envelope, ValidationError, type ErrorCode } from '../errors.ts';
@@ -67,8 +68,9 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'],
   FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['PAYLOAD_TOO_LARGE', 'Content-Length does not match the body'],
-  FST_ERR_BAD_URL: ['NOT_FOUND', 'Not found'],
 };
+
+const BAD_REQUEST = 'The request could not be parsed';
 
 export function errorHandler(
   error: FastifyError | Error,
@@ -85,6 +87,20 @@ export function errorHandler(
   }
   const known = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (known) return sendAppError(reply, new AppError(known[0], known[1]));
+  // The HTTP layer's refusals carry a 4xx status; so does a request stream that broke because the
+  // client went away (ECONNRESET, "aborted"), which is the client's doing, not the database's.
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    if (fe.statusCode === 404) return sendAppError(reply, new AppError('NOT_FOUND', 'Not found'));
+    if (fe.statusCode === 413)
+      return sendAppError(reply, new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than 64 KiB'));
+    if (fe.statusCode === 415)
+      return sendAppError(
+        reply,
+        new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
+      );
+    request.log.debug({ code: fe.code, reason: fe.message }, 'client error');
+    return sendAppError(reply, new AppError('BAD_REQUEST', BAD_REQUEST));
+  }
   if (isUnavailableError(error)) {
     // The outage itself is logged once by the database layer; this is one request it turned away.
     request.log.debug({ reason: error.message }, 'storage unavailable');
@@ -93,22 +109,64 @@ export function errorHandler(
       new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable', {}, { 'Retry-After': '5' }),
     );
   }
-  if (fe.statusCode === 404) return sendAppError(reply, new AppError('NOT_FOUND', 'Not found'));
-  if (fe.statusCode === 413)
-    return sendAppError(reply, new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than 64 KiB'));
-  if (fe.statusCode === 415)
-    return sendAppError(
-      reply,
-      new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
-    );
-  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-    // Any other client error from the HTTP layer is a malformed request: report it in shape B.
-    return reply
-      .code(422)
-      .send({ detail: [{ loc: ['request'], msg: 'Malformed request', type: 'value_error' }] });
-  }
   request.log.error({ err: error }, 'unhandled error');
   return sendAppError(reply, new AppError('INTERNAL_ERROR', 'Internal server error'));
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL it cannot decode (`%zz`) or a path parameter over its length,
+ * found before routing, so no hook has run. Shape A 400 with the request id.
+ */
+export function frameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  request.log.debug({ code: error.code }, 'client error');
+  reply.headers(API_HEADERS).header('x-request-id', request.id);
+  return sendAppError(reply, new AppError('BAD_REQUEST', BAD_REQUEST));
+}
+
+/** What every API answer carries: never sniffed as another type, never cached. */
+export const API_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+} as const;
+
+/**
+ * Fastify's `clientErrorHandler`: Node's HTTP parser refused the bytes (a malformed header or chunk,
+ * both Content-Length and Transfer-Encoding, NUL in a header, headers too large), or the request
+ * did not arrive within REQUEST_TIMEOUT_MS. No request exists, so the answer is written to the socket
+ * by hand: shape A, 408 or 400, with a fresh request id, and the connection closed. Nothing is
+ * written once a response has begun on that socket, or to a socket the client already closed.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  error: Error & { code?: string },
+  socket: Socket,
+): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const id = randomUUID();
+  this.log.debug({ code: error.code, request_id: id }, timeout ? 'request timed out' : 'client error');
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const err = timeout
+      ? new AppError('REQUEST_TIMEOUT', 'The request did not arrive in time')
+      : new AppError('BAD_REQUEST', BAD_REQUEST);
+    const body = JSON.stringify(envelope(err, id));
+    socket.write(
+      `HTTP/1.1 ${err.statusCode} ${timeout ? 'Request Timeout' : 'Bad Request'}\r\n` +
+        'content-type: application/json; charset=utf-8\r\n' +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${id}\r\n` +
+        'x-content-type-options: nosniff\r\n' +
+        'cache-control: no-store\r\n' +
+        'connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy();
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {

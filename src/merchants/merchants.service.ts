@@ -27,6 +27,11 @@ import {
  */
 export const KEY_CACHE_MS = 2000;
 const KEY_CACHE_MAX = 10_000;
+/**
+ * Unknown keys are remembered apart from known ones, fewer of them, oldest out first: a stream of
+ * made-up keys must not push the keys of real merchants out of the cache.
+ */
+const UNKNOWN_KEY_CACHE_MAX = 1_000;
 
 export interface Principal {
   keyId: string;
@@ -107,7 +112,8 @@ function ownerToPrincipal(owner: KeyOwner): Principal {
 }
 
 export class MerchantService {
-  private readonly keyCache = new Map<string, { principal: Principal | null; until: number }>();
+  private readonly keyCache = new Map<string, { principal: Principal; until: number }>();
+  private readonly unknownKeys = new Map<string, number>();
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -190,7 +196,7 @@ export class MerchantService {
         revoked_at: null,
       });
     });
-    this.keyCache.clear();
+    this.forgetKeys();
     return { merchant_id: merchantId, api_key: apiKey };
   }
 
@@ -204,7 +210,7 @@ export class MerchantService {
 
   async setStatus(merchantId: string, status: MerchantStatus): Promise<MerchantView> {
     if (!(await updateMerchant(this.db, merchantId, { status }))) throw new MerchantNotFoundError(merchantId);
-    this.keyCache.clear();
+    this.forgetKeys();
     return toView(await this.get(merchantId));
   }
 
@@ -216,16 +222,47 @@ export class MerchantService {
   authenticate(apiKey: string): Principal | null | Promise<Principal | null> {
     const keyHash = sha256Hex(apiKey);
     const at = this.now();
-    const cached = this.keyCache.get(keyHash);
-    if (cached && cached.until > at) return cached.principal;
-    return this.lookUp(keyHash, at);
+    const cached = this.cached(keyHash, at);
+    return cached !== undefined ? cached : this.lookUp(keyHash, at);
+  }
+
+  /**
+   * Whether this process has found `apiKey` to be a merchant's key before (its lookup may since have
+   * expired). An address that failed too often may still use such a key: it is looked up as usual.
+   */
+  isKnownKey(apiKey: string): boolean {
+    return this.keyCache.has(sha256Hex(apiKey));
+  }
+
+  private cached(keyHash: string, at: number): Principal | null | undefined {
+    const known = this.keyCache.get(keyHash);
+    if (known && known.until > at) return known.principal;
+    const unknownUntil = this.unknownKeys.get(keyHash);
+    if (unknownUntil !== undefined && unknownUntil > at) return null;
+    return undefined;
   }
 
   private async lookUp(keyHash: string, at: number): Promise<Principal | null> {
     const owner = await findKeyOwner(this.db, keyHash);
-    const principal = owner ? ownerToPrincipal(owner) : null;
+    const until = at + KEY_CACHE_MS;
+    if (!owner) {
+      this.unknownKeys.delete(keyHash);
+      if (this.unknownKeys.size >= UNKNOWN_KEY_CACHE_MAX) {
+        const oldest = this.unknownKeys.keys().next().value;
+        if (oldest !== undefined) this.unknownKeys.delete(oldest);
+      }
+      this.unknownKeys.set(keyHash, until);
+      return null;
+    }
+    const principal = ownerToPrincipal(owner);
     if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
-    this.keyCache.set(keyHash, { principal, until: at + KEY_CACHE_MS });
+    this.keyCache.set(keyHash, { principal, until });
     return principal;
+  }
+
+  /** After a key or a merchant's status changes, every cached lookup is asked again. */
+  private forgetKeys(): void {
+    this.keyCache.clear();
+    this.unknownKeys.clear();
   }
 }

@@ -54,6 +54,17 @@ const ERROR_PAGES: Record<number, [string, string]> = {
   500: ['Something went wrong', 'Please try again in a minute.'],
 };
 
+/** Whether a URL is one of the hosted pages' (which answer HTML, never shape A). */
+export function isPagePath(url: string): boolean {
+  return /^\/(pay|p2p|cashier)\//.test(url);
+}
+
+/** A page URL the router could not take (a bad `%` escape, an over-long id): the 400 page. */
+export function pageFrameworkError(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
+  return errorPage(reply, 400);
+}
+
 function errorPage(reply: FastifyReply, status: number): FastifyReply {
   const [title, message] = ERROR_PAGES[status] ?? ERROR_PAGES[status < 500 ? 400 : 500]!;
   return sendHtml(reply, status, renderErrorPage(title, message));

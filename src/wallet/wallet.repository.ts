@@ -134,17 +134,23 @@ export async function addAvailable(
   currency: string,
   amount: number,
   at: number,
-): Promise<void> {
-  await db
+  limit: number,
+): Promise<boolean> {
+  if (amount > limit) return false;
+  const result = await db
     .insertInto('wallets')
     .values({ merchant_id: merchantId, currency, available: amount, held: 0, updated_at: at })
     .onConflict((oc) =>
-      oc.columns(['merchant_id', 'currency']).doUpdateSet({
-        available: sql`wallets.available + excluded.available`,
-        updated_at: sql`excluded.updated_at`,
-      }),
+      oc
+        .columns(['merchant_id', 'currency'])
+        .doUpdateSet({
+          available: sql`wallets.available + excluded.available`,
+          updated_at: sql`excluded.updated_at`,
+        })
+        .where(sql<boolean>`wallets.available <= ${limit} - excluded.available`),
     )
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
 /** Takes `amount` out of held, and puts it back into available when `toAvailable`. */
@@ -192,14 +198,14 @@ export async function listWallets(db: Kysely<Tables>): Promise<WalletTable[]> {
 /** Journals whose entries do not add up to zero. */
 export async function unbalancedJournals(
   db: Kysely<Tables>,
-): Promise<{ journal_id: string; total: number }[]> {
+): Promise<{ journal_id: string; total: bigint }[]> {
   const rows = await db
     .selectFrom('ledger_entries')
-    .select(['journal_id', (eb) => eb.fn.sum<number | string>('amount').as('total')])
+    .select(['journal_id', sql<string>`cast(sum(amount) as text)`.as('total')])
     .groupBy('journal_id')
     .having((eb) => eb.fn.sum('amount'), '<>', 0)
     .execute();
-  return rows.map((r) => ({ journal_id: r.journal_id, total: Number(r.total) }));
+  return rows.map((r) => ({ journal_id: r.journal_id, total: BigInt(r.total) }));
 }
 
 export async function countJournals(db: Kysely<Tables>): Promise<number> {
@@ -213,12 +219,33 @@ export async function countJournals(db: Kysely<Tables>): Promise<number> {
 /** Sum of entries per merchant wallet account (available, held). */
 export async function walletAccountSums(
   db: Kysely<Tables>,
-): Promise<{ merchant_id: string; currency: string; account: string; total: number }[]> {
+): Promise<{ merchant_id: string; currency: string; account: string; total: bigint }[]> {
   const rows = await db
     .selectFrom('ledger_entries')
-    .select(['merchant_id', 'currency', 'account', (eb) => eb.fn.sum<number | string>('amount').as('total')])
+    .select(['merchant_id', 'currency', 'account', sql<string>`cast(sum(amount) as text)`.as('total')])
     .where('account', 'in', ['available', 'held'])
     .groupBy(['merchant_id', 'currency', 'account'])
     .execute();
-  return rows.map((r) => ({ ...r, total: Number(r.total) }));
+  return rows.map((r) => ({ ...r, total: BigInt(r.total) }));
+}
+
+/**
+ * Every wallet's balances as exact integers: read as text, since a JavaScript number would round a
+ * balance past 2^53 and `ledger verify` must see any drift, however it came about.
+ */
+export async function exactWallets(
+  db: Kysely<Tables>,
+): Promise<{ merchant_id: string; currency: string; available: bigint; held: bigint }[]> {
+  const rows = await db
+    .selectFrom('wallets')
+    .select([
+      'merchant_id',
+      'currency',
+      sql<string>`cast(available as text)`.as('available'),
+      sql<string>`cast(held as text)`.as('held'),
+    ])
+    .orderBy('merchant_id')
+    .orderBy('currency')
+    .execute();
+  return rows.map((r) => ({ ...r, available: BigInt(r.available), held: BigInt(r.held) }));
 }

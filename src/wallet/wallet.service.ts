@@ -13,7 +13,8 @@
 import type { Kysely } from 'kysely';
 import type { Tables } from '../db/schema.ts';
 import { prefixedId } from '../ids.ts';
-import { feeFor } from '../money.ts';
+import { AppError } from '../errors.ts';
+import { feeFor, toRupees } from '../money.ts';
 import {
   addAvailable,
   countJournals,
@@ -23,7 +24,7 @@ import {
   moveToHeldMany,
   walletKey,
   type WalletKey,
-  listWallets,
+  exactWallets,
   releaseHeld,
   unbalancedJournals,
   walletAccountSums,
@@ -53,6 +54,20 @@ const EXTERNAL = {
   payouts: 'external:bank_payouts',
 } as const;
 
+/**
+ * The most a balance may hold, in paise: 2^53 − 1, the largest integer a JSON number (and a
+ * JavaScript one) carries exactly (docs/integration.md §3). A credit past it is refused.
+ */
+export const BALANCE_LIMIT = Number.MAX_SAFE_INTEGER;
+
+function balanceLimit(): AppError {
+  return new AppError(
+    'BALANCE_LIMIT',
+    `The balance would exceed ${BALANCE_LIMIT} paise, the most it can hold exactly`,
+    { limit: toRupees(BALANCE_LIMIT) },
+  );
+}
+
 /** Operator top-up. */
 export async function creditTopUp(
   db: Db,
@@ -61,7 +76,7 @@ export async function creditTopUp(
   amount: number,
   at: number,
 ): Promise<void> {
-  await addAvailable(db, merchantId, currency, amount, at);
+  if (!(await addAvailable(db, merchantId, currency, amount, at, BALANCE_LIMIT))) throw balanceLimit();
   await insertJournal(
     db,
     {
@@ -104,7 +119,8 @@ export async function creditPayin(
     },
     at,
   );
-  if (net > 0) await addAvailable(db, p.merchantId, p.currency, net, at);
+  if (net > 0 && !(await addAvailable(db, p.merchantId, p.currency, net, at, BALANCE_LIMIT)))
+    throw balanceLimit();
 }
 
 /** A payout whose amount a batch holds. */
@@ -200,25 +216,28 @@ export class WalletService {
     for (const j of await unbalancedJournals(this.db)) {
       problems.push(`journal ${j.journal_id} does not balance: entries add up to ${j.total} paise`);
     }
-    const sums = new Map<string, number>();
+    // Sums and balances as BigInt: a drift past 2^53 would vanish in a JavaScript number.
+    const sums = new Map<string, bigint>();
     for (const s of await walletAccountSums(this.db))
       sums.set(`${s.merchant_id}/${s.currency}/${s.account}`, s.total);
-    const wallets = await listWallets(this.db);
+    const wallets = await exactWallets(this.db);
     const seen = new Set<string>();
     for (const w of wallets) {
       for (const account of ['available', 'held'] as const) {
         const key = `${w.merchant_id}/${w.currency}/${account}`;
         seen.add(key);
-        const ledger = sums.get(key) ?? 0;
+        const ledger = sums.get(key) ?? 0n;
         if (ledger !== w[account]) {
           problems.push(
             `wallet ${w.merchant_id} ${w.currency} ${account} is ${w[account]} paise but its entries add up to ${ledger}`,
           );
         }
+        if (w[account] > BigInt(BALANCE_LIMIT))
+          problems.push(`wallet ${w.merchant_id} ${w.currency} ${account} is past the balance limit`);
       }
     }
     for (const [key, total] of sums) {
-      if (!seen.has(key) && total !== 0)
+      if (!seen.has(key) && total !== 0n)
         problems.push(`entries for ${key} add up to ${total} paise but there is no such wallet`);
     }
     return {

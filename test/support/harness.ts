@@ -3,7 +3,7 @@
  * funded-or-not sandbox merchant, and helpers to call it the way a merchant would.
  */
 import { after, before } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, type Paygate } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
@@ -42,6 +42,8 @@ export interface GatewayOptions {
   /** Start the background workers: the transaction worker (payout settlement, expiry) and the callback dispatcher. */
   worker?: boolean;
   now?: () => number;
+  /** A logger for the app (pino); logging is off without one. */
+  logger?: FastifyBaseLogger;
 }
 
 /** Starts a gateway on a fresh database of `kind`. */
@@ -56,7 +58,7 @@ export async function startGateway(kind: 'sqlite' | 'postgres', opts: GatewayOpt
   });
   const database = openDatabase(config.databaseUrl);
   await migrate(database);
-  const paygate = await buildApp({ config, database, logger: false, now: opts.now });
+  const paygate = await buildApp({ config, database, logger: opts.logger ?? false, now: opts.now });
   const { app } = paygate;
   let baseUrl = '';
   if (opts.listen) {
