@@ -94,6 +94,7 @@ const ATTEMPT_LIST = Object.keys(ATTEMPT_COLUMNS).join(', ');
 
 const MOVE_COLUMNS: RecordColumns = {
   delivery_id: 'text',
+  claimed_status: 'text',
   claimed_attempts: 'integer',
   claimed_lease: 'bigint',
   status: 'text',
@@ -174,10 +175,16 @@ export async function releaseDelivery(db: Kysely<Tables>, record: AttemptRecord)
   return (await updateDeliveries(db, [record])).has(record.deliveryId);
 }
 
-/** Moves each delivery on as its record says, if it is still as claimed. Returns the ids updated. */
+/**
+ * Moves each delivery on as its record says, if it is still as claimed. Returns the ids updated.
+ * Every condition on `d` comes from the batch's rows (`claimed_status` included, rather than the
+ * constant 'pending'), so SQLite's planner walks the batch and finds each delivery by its key
+ * instead of walking every pending delivery through the status index for each row of the batch.
+ */
 async function updateDeliveries(db: Kysely<Tables>, records: AttemptRecord[]): Promise<Set<string>> {
   const moves = records.map((r) => ({
     delivery_id: r.deliveryId,
+    claimed_status: 'pending',
     claimed_attempts: r.claimedAttempts,
     claimed_lease: r.claimedLease,
     status: r.status,
@@ -191,7 +198,7 @@ async function updateDeliveries(db: Kysely<Tables>, records: AttemptRecord[]): P
     set status = v.status, next_attempt_at = v.next_attempt_at, lease_until = null,
         last_error = v.last_error, updated_at = v.at, delivered_at = v.delivered_at
     from ${jsonRecords(db, moves, MOVE_COLUMNS)} as v
-    where d.id = v.delivery_id and d.status = 'pending' and d.attempts = v.claimed_attempts
+    where d.id = v.delivery_id and d.status = v.claimed_status and d.attempts = v.claimed_attempts
       and d.lease_until = v.claimed_lease
     returning id`.execute(db);
   return new Set(result.rows.map((row) => row.id));
