@@ -18,6 +18,7 @@ import {
 } from '../src/money.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway } from './support/harness.ts';
+import { rawRequest } from './support/raw-http.ts';
 
 const PATHS = [
   ...API_PATHS,
@@ -421,6 +422,138 @@ describe('money properties', () => {
         const exact = BigInt(p) * BigInt(bps);
         assert.ok(BigInt(fee) * 10_000n <= exact && BigInt(fee + 1) * 10_000n > exact);
       }),
+    );
+  });
+});
+
+/** A path as a client might mangle it: `%` escapes good and bad, NUL, long segments, page paths. */
+const rawPath = fc
+  .tuple(
+    fc.constantFrom(...API_PATHS, '/pay/', '/p2p/', '/cashier/', '/pay/abc/simulate', '/nowhere', '/healthz'),
+    fc.constantFrom(
+      '',
+      '%zz',
+      '%',
+      '%00',
+      '%2F',
+      '%E2%82%AC',
+      '%C0%AF',
+      'x'.repeat(120),
+      '?a=%zz',
+      '?%',
+      '/',
+    ),
+  )
+  .map(([p, tail]) => `${p}${tail}`);
+
+/** Header values from any byte but CR and LF (those end a header line; the framing cases send them on purpose). */
+const headerBytes = fc
+  .uint8Array({ maxLength: 24 })
+  .map((bytes) => Buffer.from(bytes.filter((b) => b !== 13 && b !== 10)).toString('latin1'));
+
+type Framing = 'length' | 'short-length' | 'chunked' | 'bad-chunk' | 'both' | 'none' | 'bare-cr';
+
+const rawRequestArb = fc.record({
+  method: fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'OPTIONS', 'P@ST'),
+  path: rawPath,
+  key: fc.constantFrom<'good' | 'junk' | 'none'>('good', 'good', 'junk', 'none'),
+  contentType: fc.constantFrom(
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/x-www-form-urlencoded',
+    'text/plain',
+    '',
+  ),
+  encoding: fc.constantFrom('', '', '', 'gzip', 'identity', 'br, gzip', 'x\u0000'),
+  extra: fc.option(headerBytes, { nil: undefined }),
+  body: fc.oneof(
+    fc.constant(''),
+    fc.constant('{"payment_id":"x"}'),
+    fc.constant('status=SUCCESS'),
+    fc.string({ unit: 'binary', maxLength: 60 }),
+    almostValid.map((o) => JSON.stringify(o)),
+  ),
+  framing: fc.constantFrom<Framing>(
+    'length',
+    'length',
+    'length',
+    'chunked',
+    'chunked',
+    'bad-chunk',
+    'both',
+    'none',
+    'bare-cr',
+    'short-length',
+  ),
+  chunkSize: fc.integer({ min: 1, max: 16 }),
+});
+
+type RawSpec = typeof rawRequestArb extends fc.Arbitrary<infer T> ? T : never;
+
+function rawBytes(r: RawSpec, key: string): Buffer {
+  const body = Buffer.from(r.body, 'utf8');
+  const lines = [`${r.method} ${r.path} HTTP/1.1`, 'Host: paygate.test', 'Connection: close'];
+  if (r.key === 'good') lines.push(`Authorization: Bearer ${key}`);
+  if (r.key === 'junk') lines.push(`Authorization: Bearer sk_test_${'J'.repeat(30)}`);
+  if (r.contentType) lines.push(`Content-Type: ${r.contentType}`);
+  if (r.encoding) lines.push(`Content-Encoding: ${r.encoding}`);
+  if (r.extra !== undefined) lines.push(`X-Extra: ${r.extra}`);
+  let payload: Buffer = body;
+  switch (r.framing) {
+    case 'length':
+      lines.push(`Content-Length: ${body.length}`);
+      break;
+    case 'short-length':
+      // Promises more than it sends: answered 408 once REQUEST_TIMEOUT_MS has passed.
+      lines.push(`Content-Length: ${body.length + 5}`);
+      break;
+    case 'both':
+      lines.push(`Content-Length: ${body.length}`, 'Transfer-Encoding: chunked');
+      break;
+    case 'bare-cr':
+      lines.push('X-Bare: a\rb', `Content-Length: ${body.length}`);
+      break;
+    case 'chunked':
+    case 'bad-chunk': {
+      lines.push('Transfer-Encoding: chunked');
+      const parts: Buffer[] = [];
+      for (let at = 0; at < body.length; at += r.chunkSize) {
+        const piece = body.subarray(at, at + r.chunkSize);
+        const size = r.framing === 'bad-chunk' && at === 0 ? 'zz' : piece.length.toString(16);
+        parts.push(Buffer.from(`${size}\r\n`), piece, Buffer.from('\r\n'));
+      }
+      parts.push(Buffer.from(r.framing === 'bad-chunk' && body.length === 0 ? 'q\r\n\r\n' : '0\r\n\r\n'));
+      payload = Buffer.concat(parts);
+      break;
+    }
+    case 'none':
+      payload = Buffer.alloc(0);
+      break;
+  }
+  return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), payload]);
+}
+
+describe('random raw requests over a socket', () => {
+  const gw = useGateway('sqlite', { listen: true, env: { REQUEST_TIMEOUT_MS: '1000' } });
+
+  it('never yield a 5xx, a hang, or an answer outside the documented shapes', async () => {
+    await fc.assert(
+      fc.asyncProperty(rawRequestArb, async (r) => {
+        const what = `${r.method} ${JSON.stringify(r.path)} ${r.framing}`;
+        const answer = await rawRequest(gw().baseUrl, [rawBytes(r, gw().merchant.api_key)], { waitMs: 5000 });
+        assert.ok(answer.status !== null, `${what}: no answer within 5 s: ${JSON.stringify(answer.text)}`);
+        assert.ok(answer.closedAfterMs !== null, `${what}: the connection stayed open`);
+        const type = answer.headers['content-type'] ?? '';
+        if (type.startsWith('text/html')) {
+          assert.ok(/^\/(pay|p2p|cashier)\//.test(r.path), `${what}: an HTML answer off the pages`);
+          assert.ok(answer.status! < 500, `${what} → ${answer.status}`);
+          assert.match(answer.headers['x-request-id'] ?? '', /\S/, `${what}: x-request-id`);
+          return;
+        }
+        if (answer.status === 303) return; // a sandbox button's redirect back to its page
+        assertDocumentedShape(answer.status!, answer.headers, answer.body, what);
+      }),
+      { numRuns: 250 },
     );
   });
 });
