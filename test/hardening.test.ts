@@ -13,6 +13,7 @@ import pino from 'pino';
 import { BALANCE_LIMIT } from '../src/wallet/wallet.service.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, useGateway, type Gateway } from './support/harness.ts';
+import { cli } from './support/process.ts';
 import { rawRequest } from './support/raw-http.ts';
 
 let seq = 0;
@@ -199,6 +200,26 @@ describe('failed authentication per client address', () => {
   });
 });
 
+describe('/metrics with METRICS_TOKEN', () => {
+  const token = 'metrics-token-0123456789';
+  const gw = useGateway('sqlite', { env: { METRICS_TOKEN: token } });
+
+  it('answers only with the token as a bearer token', async () => {
+    const get = (authorization?: string) =>
+      gw().app.inject({ url: '/metrics', headers: authorization ? { authorization } : {} });
+    const none = await get();
+    assert.equal(none.statusCode, 401);
+    assertShapeA(JSON.parse(none.body), 401, 'AUTH_MISSING');
+    const wrong = await get(`Bearer ${token}x`);
+    assert.equal(wrong.statusCode, 401);
+    assertShapeA(JSON.parse(wrong.body), 401, 'AUTH_INVALID_API_KEY');
+    assert.ok(!wrong.body.includes(token), 'the token is not echoed');
+    const right = await get(`Bearer ${token}`);
+    assert.equal(right.statusCode, 200);
+    assert.match(right.body, /^# HELP /m);
+  });
+});
+
 for (const kind of DATABASES) {
   describe(`hardening on ${kind}`, { skip: await skipFor(kind) }, () => {
     let clock = Date.now();
@@ -347,6 +368,40 @@ for (const kind of DATABASES) {
         (await gw().post('/wallet/balance', {}, { key: m.api_key })).body.available,
         BALANCE_LIMIT / 100,
       );
+    });
+
+    it('refuses a CLI credit past the limit (BALANCE_LIMIT, exit 1) and shows the balance exactly', async () => {
+      const m = await gw().newMerchant();
+      await gw().paygate.services.wallets.topUp(m.merchant_id, 'INR', BALANCE_LIMIT - 500);
+      const env = { DATABASE_URL: gw().testDb.url };
+      const refused = cli(
+        ['wallet', 'credit', '--merchant', m.merchant_id, '--amount', '5.01', '--json'],
+        env,
+      );
+      assert.equal(refused.status, 1, refused.stdout + refused.stderr);
+      assert.equal(JSON.parse(refused.stdout || refused.stderr).error.code, 'BALANCE_LIMIT');
+      const shown = cli(['wallet', 'show', '--merchant', m.merchant_id, '--json'], env);
+      assert.equal(shown.status, 0, shown.stderr);
+      assert.equal(shown.json.available, (BALANCE_LIMIT - 500) / 100);
+      assert.equal(cli(['wallet', 'credit', '--merchant', m.merchant_id, '--amount', '5.00'], env).status, 0);
+      assert.equal(
+        cli(['wallet', 'show', '--merchant', m.merchant_id, '--json'], env).json.available,
+        BALANCE_LIMIT / 100,
+      );
+    });
+
+    it('takes the last of duplicate JSON keys, as JSON.parse does (docs/decisions.md)', async () => {
+      const res = await gw().post(
+        '/payments/onsite/payin',
+        '{"money":{"amount":5},"merchant_order_no":"dup-first","merchant_order_no":"dup-last"}',
+      );
+      assert.equal(res.status, 200, res.text);
+      const row = await gw()
+        .database.db.selectFrom('transactions')
+        .select('merchant_order_no')
+        .where('payment_id', '=', res.body.payment_id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.merchant_order_no, 'dup-last');
     });
 
     it('ledger verify sums exactly: a drift of one paisa past 2^53 is reported', async () => {
