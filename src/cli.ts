@@ -16,24 +16,160 @@ import { isUnavailableError } from './db/errors.ts';
 import { disableAllocationSitePretenuring } from './gc-tuning.ts';
 
 class UsageError extends Error {}
+class PortInUseError extends Error {}
+
+type OptionSpec = { type: 'string' | 'boolean'; value?: string; help: string; required?: true };
+
+/** One command: how it is called, what it does, and the options it takes (besides --json and --help). */
+interface CommandSpec {
+  args?: string;
+  summary: string;
+  options: Record<string, OptionSpec>;
+  /** How many positional arguments follow the command's words. */
+  positionals?: number;
+}
+
+const MERCHANT: Record<string, OptionSpec> = {
+  merchant: { type: 'string', value: 'ID', help: 'the merchant', required: true },
+};
+const CURRENCY: OptionSpec = {
+  type: 'string',
+  value: 'CODE',
+  help: 'a currency of SUPPORTED_CURRENCIES (default INR)',
+};
+
+const COMMANDS: Record<string, CommandSpec> = {
+  serve: { summary: 'start the HTTP service and its workers', options: {} },
+  migrate: { summary: 'bring the database schema up to date', options: {} },
+  'merchant create': {
+    summary: 'create a merchant; its API key and webhook secret are shown once',
+    options: {
+      name: {
+        type: 'string',
+        value: 'NAME',
+        help: 'the name customers see (1 to 100 characters)',
+        required: true,
+      },
+      'callback-url': {
+        type: 'string',
+        value: 'URL',
+        help: 'default callback URL (https, at most 512 characters)',
+      },
+      vpa: { type: 'string', value: 'VPA', help: 'the UPI id pay-ins are paid to, handle@psp' },
+      live: { type: 'boolean', help: 'a live merchant (sk_live_ key) instead of a sandbox one' },
+    },
+  },
+  'merchant list': { summary: 'every merchant, with its mode and status', options: {} },
+  'merchant disable': { summary: "stop a merchant's API key (403 MERCHANT_DISABLED)", options: MERCHANT },
+  'merchant enable': { summary: 'let a disabled merchant in again', options: MERCHANT },
+  'merchant rotate-secret': { summary: 'issue a new webhook secret', options: MERCHANT },
+  'key rotate': { summary: 'issue a new API key; the old one stops working', options: MERCHANT },
+  'wallet credit': {
+    summary: "add money to a merchant's available balance",
+    options: {
+      ...MERCHANT,
+      amount: {
+        type: 'string',
+        value: 'AMOUNT',
+        help: 'rupees, at most 2 decimals, such as 1000.00',
+        required: true,
+      },
+      currency: CURRENCY,
+    },
+  },
+  'wallet show': {
+    summary: "a merchant's available and held balance",
+    options: { ...MERCHANT, currency: CURRENCY },
+  },
+  'ledger verify': {
+    summary: 'check that every journal balances and every wallet equals its entries',
+    options: {},
+  },
+  'callbacks list': {
+    summary: 'the latest 100 callback deliveries, with their attempts',
+    options: { status: { type: 'string', value: 'STATUS', help: 'pending, delivered or failed' } },
+  },
+  'callbacks resend': {
+    args: 'PAYMENT_ID',
+    summary: "send a final transaction's callback again",
+    options: {},
+    positionals: 1,
+  },
+};
+
+const GLOBAL_OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** A UPI id: handle@psp. */
+const VPA = /^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9.-]{1,63}$/;
+
+function optionUsage(name: string, o: OptionSpec): string {
+  return o.type === 'string' ? `--${name} ${o.value ?? 'VALUE'}` : `--${name}`;
+}
+
+function commandLine(name: string, spec: CommandSpec): string {
+  const opts = Object.entries(spec.options).map(([n, o]) =>
+    o.required ? optionUsage(n, o) : `[${optionUsage(n, o)}]`,
+  );
+  return ['paygate', name, spec.args, ...opts].filter(Boolean).join(' ');
+}
 
 const USAGE = `Usage: paygate <command> [options] [--json]
 
-  serve                                   start the HTTP service and its workers
-  migrate                                 bring the database schema up to date
-  merchant create --name NAME [--callback-url URL] [--vpa VPA] [--live]
-  merchant list
-  merchant disable --merchant ID | merchant enable --merchant ID
-  merchant rotate-secret --merchant ID    issue a new webhook secret
-  key rotate --merchant ID                new API key; the old one stops working
-  wallet credit --merchant ID --amount 1000.00 [--currency INR]
-  wallet show --merchant ID [--currency INR]
-  ledger verify                           every journal balances, every wallet equals its entries
-  callbacks list [--status pending|delivered|failed]
-                                          the latest 100 callback deliveries
-  callbacks resend PAYMENT_ID             send a final transaction's callback again
+${Object.entries(COMMANDS)
+  .map(([name, spec]) => `  ${`${name}${spec.args ? ` ${spec.args}` : ''}`.padEnd(26)}${spec.summary}`)
+  .join('\n')}
 
-Settings come from the environment (DATABASE_URL, PORT, …); see README.md.`;
+Every command takes --json (one JSON object on stdout) and --help. Settings come from the
+environment (DATABASE_URL, PORT, …); see README.md.`;
+
+function commandHelp(name: string): string {
+  const spec = COMMANDS[name]!;
+  const options = Object.entries(spec.options).map(([n, o]) => `  ${optionUsage(n, o).padEnd(24)}${o.help}`);
+  options.push(`  ${'--json'.padEnd(24)}print one JSON object on stdout`);
+  return `Usage: ${commandLine(name, spec)} [--json]\n\n${spec.summary}\n\nOptions:\n${options.join('\n')}`;
+}
+
+/** The command named by the leading words of `words`, or a usage error that says what exists. */
+function findCommand(words: string[]): { name: string; rest: string[] } {
+  const [first, second] = words;
+  if (first && COMMANDS[first] && !Object.keys(COMMANDS).some((n) => n.startsWith(`${first} `)))
+    return { name: first, rest: words.slice(1) };
+  const subs = Object.keys(COMMANDS)
+    .filter((n) => n.startsWith(`${first} `))
+    .map((n) => n.slice(first!.length + 1));
+  if (subs.length === 0) throw new UsageError(`unknown command "${first}"; see paygate --help`);
+  if (second === undefined) throw new UsageError(`${first} needs a subcommand: ${subs.join(', ')}`);
+  if (!subs.includes(second))
+    throw new UsageError(`unknown command "${first} ${second}"; ${first} has: ${subs.join(', ')}`);
+  return { name: `${first} ${second}`, rest: words.slice(2) };
+}
+
+/** parseArgs's own errors, as one line that names the command. */
+function usageFromParse(err: Error & { code?: string }, command: string): UsageError {
+  const option = /'(-[^' ]+)/.exec(err.message)?.[1];
+  const see = `see paygate ${command} --help`;
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`${command}: unknown option ${option ?? ''}; ${see}`);
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /ambiguous/.test(err.message)
+        ? new UsageError(
+            `${command}: ${option} needs a value; to give one starting with "-", write ${option}=VALUE`,
+          )
+        : new UsageError(
+            `${command}: ${option ?? 'an option'} ${/argument missing/.test(err.message) ? 'needs a value' : 'takes no value'}; ${see}`,
+          );
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return new UsageError(
+        `${command}: unexpected argument ${/'([^']*)'/.exec(err.message)?.[1] ?? ''}; ${see}`,
+      );
+    default:
+      return new UsageError(`${command}: ${err.message}`);
+  }
+}
 
 type Flags = Record<string, string | boolean | undefined>;
 type Out = (json: Record<string, unknown>, human: string) => void;
@@ -65,28 +201,57 @@ function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Prom
   return openMigrated(config, (db) => fn(db));
 }
 
+/** Rows under a header, each column as wide as its widest cell. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
 async function run(argv: string[], out: Out): Promise<number> {
-  const { values: flags, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-      name: { type: 'string' },
-      'callback-url': { type: 'string' },
-      vpa: { type: 'string' },
-      live: { type: 'boolean' },
-      merchant: { type: 'string' },
-      amount: { type: 'string' },
-      currency: { type: 'string' },
-      status: { type: 'string' },
-    },
-  });
-  const [command, sub] = positionals;
-  if (flags.help || !command) {
-    console.log(USAGE);
-    return command ? 0 : 2;
+  // A first, lenient pass finds the command; the second knows its options and refuses others.
+  const words = parseArgs({ args: argv, allowPositionals: true, strict: false }).positionals;
+  const wantsHelp = argv.includes('--help') || argv.includes('-h');
+  if (words[0] === 'help') {
+    console.log(words.length > 1 ? commandHelp(findCommand(words.slice(1)).name) : USAGE);
+    return 0;
   }
+  if (words.length === 0) {
+    if (wantsHelp) {
+      console.log(USAGE);
+      return 0;
+    }
+    throw new UsageError(`a command is needed; see paygate --help`);
+  }
+  const { name: command } = findCommand(words);
+  const spec = COMMANDS[command]!;
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        ...Object.fromEntries(Object.entries(spec.options).map(([n, o]) => [n, { type: o.type }])),
+      },
+    });
+  } catch (err) {
+    throw usageFromParse(err as Error, command);
+  }
+  const flags = parsed.values as Flags;
+  const positionals = parsed.positionals.slice(command.split(' ').length);
+  if (flags.help) {
+    console.log(commandHelp(command));
+    return 0;
+  }
+  if (positionals.length > (spec.positionals ?? 0))
+    throw new UsageError(
+      `${command}: unexpected argument ${positionals[spec.positionals ?? 0]}; see paygate ${command} --help`,
+    );
   const config = loadConfig();
   const currency = () => {
     const c = (flags.currency as string | undefined) ?? 'INR';
@@ -95,12 +260,18 @@ async function run(argv: string[], out: Out): Promise<number> {
     return c;
   };
 
-  switch (`${command} ${sub ?? ''}`.trim()) {
+  switch (command) {
     case 'serve': {
       disableAllocationSitePretenuring();
       // Loaded here only: the web stack costs a second of start-up that other commands do not need.
       const { startServer } = await import('./server.ts');
-      const server = await startServer(config, { firstRun: true });
+      const server = await startServer(config, { firstRun: true }).catch((err: unknown) => {
+        if ((err as { code?: string }).code === 'EADDRINUSE')
+          throw new PortInUseError(
+            `cannot listen on ${config.host}:${config.port}: the port is in use; set PORT (or HOST) to another`,
+          );
+        throw err;
+      });
       console.log(`Paygate listening on ${server.address}`);
       const stop = (signal: string) => {
         server.paygate.app.log.info({ signal }, 'shutting down');
@@ -131,6 +302,9 @@ async function run(argv: string[], out: Out): Promise<number> {
           `--callback-url must be an ${config.allowPrivateCallbackUrls ? 'http(s)' : 'https'} URL of at most 512 characters`,
         );
       }
+      const vpa = flags.vpa as string | undefined;
+      if (vpa !== undefined && !VPA.test(vpa))
+        throw new UsageError('--vpa must be a UPI id, handle@psp (such as shop@okaxis)');
       const created = await withDatabase(config, (d) =>
         buildServices(config, d).merchants.create({
           name,
@@ -149,14 +323,18 @@ async function run(argv: string[], out: Out): Promise<number> {
       const merchants = await withDatabase(config, (d) => buildServices(config, d).merchants.list());
       out(
         { merchants },
-        merchants.map((m) => `${m.merchant_id}  ${m.mode}  ${m.status}  ${m.name}`).join('\n') ||
-          'no merchants',
+        merchants.length
+          ? table(
+              ['MERCHANT_ID', 'MODE', 'STATUS', 'NAME'],
+              merchants.map((m) => [m.merchant_id, m.mode, m.status, m.name]),
+            )
+          : 'no merchants',
       );
       return 0;
     }
     case 'merchant disable':
     case 'merchant enable': {
-      const status = sub === 'disable' ? 'disabled' : 'active';
+      const status = command === 'merchant disable' ? 'disabled' : 'active';
       const m = await withDatabase(config, (d) =>
         buildServices(config, d).merchants.setStatus(required(flags, 'merchant'), status),
       );
@@ -242,35 +420,54 @@ async function run(argv: string[], out: Out): Promise<number> {
       });
       out(
         { deliveries },
-        deliveries
-          .map((c) =>
-            [
-              `${c.delivery_id}  ${c.payment_id}  ${c.status.padEnd(9)}  ${c.attempts}/${c.max_attempts}  ${c.url}`,
-              ...c.attempt_log.map(
-                (a) =>
-                  `    #${a.attempt}  ${a.started_at}  ${a.http_status ?? a.error ?? ''}  ${a.latency_ms} ms`,
-              ),
-            ].join('\n'),
-          )
-          .join('\n') || 'no callback deliveries',
+        deliveries.length
+          ? table(
+              ['DELIVERY_ID', 'PAYMENT_ID', 'STATUS', 'ATTEMPTS', 'URL'],
+              deliveries.map((c) => [
+                c.delivery_id,
+                c.payment_id,
+                c.status,
+                `${c.attempts}/${c.max_attempts}`,
+                c.url,
+              ]),
+            ) +
+              // Each delivery's attempt log: time, HTTP status or error kind, latency.
+              deliveries
+                .filter((c) => c.attempt_log.length > 0)
+                .map(
+                  (c) =>
+                    `\n\n${c.delivery_id}\n` +
+                    table(
+                      ['  #', 'STARTED_AT', 'RESULT', 'LATENCY'],
+                      c.attempt_log.map((a) => [
+                        `  ${a.attempt}`,
+                        a.started_at,
+                        String(a.http_status ?? a.error ?? ''),
+                        `${a.latency_ms} ms`,
+                      ]),
+                    ),
+                )
+                .join('')
+          : 'no callback deliveries',
       );
       return 0;
     }
     case 'callbacks resend': {
-      const paymentId = positionals[2];
+      const paymentId = positionals[0];
       if (!paymentId) throw new UsageError('callbacks resend needs a PAYMENT_ID');
       const r = await withDatabase(config, (d) => buildServices(config, d).callbacks.resend(paymentId));
       out({ ...r }, `queued ${r.delivery_id} for ${r.payment_id}`);
       return 0;
     }
     default:
-      throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+      throw new UsageError(`unknown command "${command}"; see paygate --help`);
   }
 }
 
 /** The `code` of a `--json` error. */
 function errorCode(err: unknown): string {
   if (err instanceof UsageError) return 'USAGE_ERROR';
+  if (err instanceof PortInUseError) return 'PORT_IN_USE';
   if (err instanceof ConfigError) return 'CONFIG_INVALID';
   if (err instanceof MerchantNotFoundError) return 'MERCHANT_NOT_FOUND';
   if (err instanceof DatabaseSetupError)
@@ -296,5 +493,7 @@ run(argv, out).then(
     if (json) console.log(JSON.stringify({ error: { code, message } }));
     else console.error(`paygate: ${message}`);
     process.exitCode = err instanceof UsageError ? 2 : 1;
+    // A serve that failed half-way may hold connections or timers open: end once the line is out.
+    setTimeout(() => process.exit(), 200).unref();
   },
 );

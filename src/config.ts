@@ -50,10 +50,12 @@ function integer(
 ): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(raw.trim());
-  if (value < min || value > max)
-    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  const range =
+    max === Number.MAX_SAFE_INTEGER
+      ? `a whole number of at least ${min}`
+      : `a whole number from ${min} to ${max}`;
+  const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!(value >= min && value <= max)) throw new ConfigError(`${name} must be ${range}, got "${raw}"`);
   return value;
 }
 

@@ -5,8 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { createDatabase, DATABASES, type TestDatabase } from './support/databases.ts';
 import { skipFor } from './support/harness.ts';
 import { ROOT, spawnServer } from './support/process.ts';
@@ -198,5 +201,99 @@ describe('paygate start-up with a bad setting', () => {
       assert.match(lines[0] ?? '', names);
       assert.doesNotMatch(run.stderr, /\bat .*\.ts:\d+/, 'no stack trace');
     }
+  });
+});
+
+describe('the CLI as a newcomer meets it', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-cli-'));
+  const env = { DATABASE_URL: `sqlite:${path.join(dir, 'cli.db')}` };
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** The one line a usage error prints, and its exit status. */
+  function oneLine(run: Run, status: number): string {
+    assert.equal(run.status, status, `exit ${run.status}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+    const lines = run.stderr.split('\n').filter((l) => l.trim() !== '');
+    assert.equal(lines.length, 1, `one line: ${run.stderr}`);
+    assert.doesNotMatch(lines[0]!, /unexpected error|\bat .*\.ts:\d+/);
+    return lines[0]!;
+  }
+
+  it('helps: --help, -h and help exit 0, and each command has its own help', async () => {
+    const [long, short, word, cmd, helpCmd] = await Promise.all([
+      paygate(['--help'], env),
+      paygate(['-h'], env),
+      paygate(['help'], env),
+      paygate(['wallet', 'credit', '--help'], env),
+      paygate(['help', 'wallet', 'credit'], env),
+    ]);
+    for (const run of [long, short, word]) {
+      assert.equal(run.status, 0, run.stderr);
+      assert.match(run.stdout, /^Usage: paygate <command>/);
+      assert.match(run.stdout, /callbacks resend PAYMENT_ID/);
+    }
+    for (const run of [cmd, helpCmd]) {
+      assert.equal(run.status, 0, run.stderr);
+      assert.match(
+        run.stdout,
+        /^Usage: paygate wallet credit --merchant ID --amount AMOUNT \[--currency CODE\]/,
+      );
+      assert.match(run.stdout, /--amount AMOUNT\s+rupees/);
+    }
+  });
+
+  it('answers a missing subcommand, an unknown command or option and a bad value in one line, exit 2', async () => {
+    const runs = await Promise.all([
+      paygate(['merchant'], env),
+      paygate(['frobnicate'], env),
+      paygate(['merchant', 'create', '--nme', 'Shop'], env),
+      paygate(['wallet', 'credit', '--merchant', 'mer_x', '--amount', '-5'], env),
+      paygate(['merchant', 'create', '--name', 'Shop', '--vpa', 'not a vpa'], env),
+      paygate(['callbacks', 'resend', 'a', 'b'], env),
+      paygate([], env),
+    ]);
+    const expected = [
+      /^paygate: merchant needs a subcommand: create, list, disable, enable, rotate-secret$/,
+      /^paygate: unknown command "frobnicate"; see paygate --help$/,
+      /^paygate: merchant create: unknown option --nme; see paygate merchant create --help$/,
+      /^paygate: wallet credit: --amount needs a value; to give one starting with "-", write --amount=VALUE$/,
+      /^paygate: --vpa must be a UPI id, handle@psp/,
+      /^paygate: callbacks resend: unexpected argument b/,
+      /^paygate: a command is needed; see paygate --help$/,
+    ];
+    for (const [i, run] of runs.entries()) assert.match(oneLine(run, 2), expected[i]!);
+    const asJson = await paygate(['merchant', 'create', '--name', 'Shop', '--vpa', 'shop', '--json'], env);
+    assert.deepEqual(oneObject(asJson, 2).error.code, 'USAGE_ERROR');
+  });
+
+  it('names a bad setting with its range, says when the port is taken, and lists with headers', async () => {
+    assert.match(
+      oneLine(await paygate(['migrate'], { ...env, PAYIN_EXPIRY_S: '-1' }), 1),
+      /^paygate: PAYIN_EXPIRY_S must be a whole number of at least 1, got "-1"$/,
+    );
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((busy.address() as net.AddressInfo).port);
+      const run = await paygate(['serve'], { ...env, PORT: port, HOST: '127.0.0.1' });
+      const line = oneLine(run, 1);
+      assert.equal(
+        line,
+        `paygate: cannot listen on 127.0.0.1:${port}: the port is in use; set PORT (or HOST) to another`,
+      );
+    } finally {
+      busy.close();
+    }
+    assert.equal(
+      (await paygate(['merchant', 'create', '--name', 'Listed Shop', '--vpa', 'listed@okaxis'], env)).status,
+      0,
+    );
+    const list = await paygate(['merchant', 'list'], env);
+    assert.equal(list.status, 0, list.stderr);
+    const [header, ...rows] = list.stdout.trim().split('\n');
+    assert.match(header!, /^MERCHANT_ID\s+MODE\s+STATUS\s+NAME$/);
+    assert.ok(
+      rows.some((r) => /^mer_\S+\s+test\s+active\s+(Listed Shop|Paygate Sandbox)/.test(r)),
+      list.stdout,
+    );
   });
 });
