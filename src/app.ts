@@ -24,6 +24,7 @@ import {
   registerJsonParser,
   requestId,
 } from './http/plumbing.ts';
+import { publishedDocument, type OpenApiDocument } from './http/openapi.ts';
 import { addKeywords } from './http/validation.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { isPagePath, pageFrameworkError, pageRoutes } from './pages/pages.routes.ts';
@@ -145,6 +146,13 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   app.addSchema(ValidationErrorSchema);
 
   await app.register(swagger, {
+    transformObject: (doc) =>
+      'openapiObject' in doc
+        ? (publishedDocument(
+            doc.openapiObject as OpenApiDocument,
+            config.publicUrl,
+          ) as typeof doc.openapiObject)
+        : doc.swaggerObject,
     // Components keep their $id as their name (ErrorEnvelope, ValidationError) instead of def-N.
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) =>

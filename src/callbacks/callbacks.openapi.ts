@@ -32,7 +32,10 @@ export const CALLBACKS = {
             'User-Agent = paygate-callback/VERSION.',
           content: { 'application/json': { schema: CallbackBody } },
         },
-        responses: { 200: { description: 'Delivered. Any other answer is retried.' } },
+        responses: {
+          200: { description: 'Delivered. Any other answer is retried.' },
+          '4XX': { description: 'Not delivered: retried CALLBACK_MAX_RETRIES times, then failed.' },
+        },
       },
     },
   },
