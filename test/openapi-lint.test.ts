@@ -66,5 +66,25 @@ describe('the published OpenAPI document', () => {
       ids.join(', '),
     );
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+    // Swagger UI: every request body has an example to try, and pay-ins come first.
+    for (const [p, item] of Object.entries(doc.paths as Record<string, Record<string, any>>))
+      for (const op of Object.values(item))
+        if (op.requestBody)
+          assert.ok(op.requestBody.content['application/json'].example !== undefined, `${p} example`);
+    const tags = (doc.tags as { name: string }[]).map((t) => t.name);
+    assert.deepEqual([tags[0], tags.at(-1)], ['Pay-ins', 'Operations']);
+  });
+
+  it('serves /docs under the project name, without the framework logo', async () => {
+    const page = await gw().app.inject({ url: '/docs/' });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<title>Paygate API<\/title>/);
+    const init = await gw().app.inject({ url: '/docs/static/swagger-initializer.js' });
+    assert.equal(init.statusCode, 200);
+    const frameworkLogo = fs
+      .readFileSync(path.join(ROOT, 'node_modules/@fastify/swagger-ui/static/logo.svg'))
+      .toString('base64');
+    assert.ok(!init.body.includes(frameworkLogo), 'the framework logo is not used');
+    assert.match(init.body, /data:image\/svg\+xml;base64,/);
   });
 });

@@ -67,7 +67,10 @@ export function commonSchemas(config: Config) {
 
 export type CommonSchemas = ReturnType<typeof commonSchemas>;
 
-export const PaymentIdBody = Type.Object({ payment_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const PaymentIdBody = Type.Object(
+  { payment_id: Type.String({ minLength: 1, maxLength: 64 }) },
+  { examples: [{ payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA' }] },
+);
 
 /** Shape A, for the OpenAPI document. */
 export const ErrorEnvelopeSchema = Type.Object(

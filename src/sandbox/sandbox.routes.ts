@@ -6,12 +6,15 @@ import { errorResponses } from '../http/common.schemas.ts';
 import { principalOf } from '../http/auth.ts';
 import type { SandboxService } from './sandbox.service.ts';
 
-const CompleteRequest = Type.Object({
-  payment_id: Type.String({ minLength: 1, maxLength: 64 }),
-  // One enum rather than a union of literals: a union reports only its first branch, so a wrong
-  // value was answered "Input should be 'SUCCESS'" as if FAILED were not allowed.
-  status: Type.Unsafe<'SUCCESS' | 'FAILED'>({ type: 'string', enum: ['SUCCESS', 'FAILED'] }),
-});
+const CompleteRequest = Type.Object(
+  {
+    payment_id: Type.String({ minLength: 1, maxLength: 64 }),
+    // One enum rather than a union of literals: a union reports only its first branch, so a wrong
+    // value was answered "Input should be 'SUCCESS'" as if FAILED were not allowed.
+    status: Type.Unsafe<'SUCCESS' | 'FAILED'>({ type: 'string', enum: ['SUCCESS', 'FAILED'] }),
+  },
+  { examples: [{ payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA', status: 'SUCCESS' }] },
+);
 
 export const CompleteResponse = Type.Object(
   {

@@ -21,6 +21,7 @@ export const BalanceResponse = Type.Object(
 const BalanceRequest = Type.Unsafe<{ currency?: string | null } | null>({
   type: ['object', 'null'],
   properties: { currency: { type: ['string', 'null'], description: 'Defaults to INR.' } },
+  examples: [{ currency: 'INR' }],
 });
 
 export const walletRoutes: FastifyPluginAsync<{ wallets: WalletService; config: Config }> = async (
