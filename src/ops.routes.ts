@@ -5,6 +5,24 @@ import type { Database } from './db/database.ts';
 import { AppError } from './errors.ts';
 import type { Metrics } from './http/metrics.ts';
 
+const LANDING = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Paygate</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}a{color:#0b57d0}</style>
+</head>
+<body>
+<h1>Paygate</h1>
+<p>A merchant payment gateway: pay-ins, payouts, status queries and signed callbacks.</p>
+<ul>
+<li><a href="docs">API reference</a> (Swagger UI) and <a href="openapi.json">the OpenAPI document</a></li>
+<li><a href="healthz">Health</a> · <a href="readyz">readiness</a></li>
+<li>First steps: the walk-through with curl in the project's README.md, and docs/integration.md</li>
+</ul>
+</body>
+</html>
+`;
+
 /** Whether `header` is `Bearer TOKEN`, compared in constant time. */
 function bearerIs(header: string | undefined, token: string): boolean {
   const given = Buffer.from(/^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '')?.[1] ?? '');
@@ -19,6 +37,16 @@ export const opsRoutes: FastifyPluginAsync<{
   metricsToken: string | null;
 }> = async (app, { database, metrics, metricsToken }) => {
   const tags = ['Operations'];
+  // The front page: where to go from here, for someone who opened the gateway's address.
+  app.get('/', { schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header(
+        'content-security-policy',
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      )
+      .send(LANDING),
+  );
   app.get('/healthz', { schema: { tags, summary: 'The process is up' } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { tags, summary: 'The process can reach its database' } }, async () => {
     try {
