@@ -169,6 +169,39 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
     await page.close();
   });
 
+  it('follows the payment: a settlement through the API shows the result within 5 s, without a reload by the customer; the countdown moves', async () => {
+    const p = await payin('onsite');
+    const { page, problems } = await open(p.url);
+    const first = await page.locator('time.left').getAttribute('datetime');
+    await page.waitForFunction(
+      (was) => document.querySelector('time.left')?.getAttribute('datetime') !== was,
+      first,
+      { timeout: 3_000 },
+    );
+    const settled = Date.now();
+    const done = await gw.post('/sandbox/payin/complete', { payment_id: p.id, status: 'SUCCESS' });
+    assert.equal(done.status, 200, done.text);
+    await page.getByRole('heading', { name: 'Payment successful' }).waitFor({ timeout: 5_000 });
+    const tookMs = Date.now() - settled;
+    assert.ok(tookMs < 5_000, `the page followed in ${tookMs} ms`);
+    await screenshot(page, 'onsite-followed');
+    assert.deepEqual(problems, [], 'no console errors: the script and its status requests pass the CSP');
+    await page.close();
+  });
+
+  it("P2P follows the payment too: the customer lands on the merchant's redirect_url within 5 s", async () => {
+    const p = await payin('p2p', { redirect_url: `${shop.url}/return?cart=77` });
+    const { page, problems } = await open(p.url);
+    const visits = shop.visits.length;
+    const done = await gw.post('/sandbox/payin/complete', { payment_id: p.id, status: 'FAILED' });
+    assert.equal(done.status, 200, done.text);
+    await page.waitForURL((u) => u.pathname === '/return', { timeout: 5_000 });
+    assert.equal(new URL(page.url()).searchParams.get('status'), 'FAILED');
+    assert.equal(shop.visits.length, visits + 1);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('shows an expired request and a not-found page cleanly', async () => {
     const p = await payin('onsite');
     shift = (gw.config.payinExpiryS + 1) * 1000;

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { PAGE_JS_HASH } from '../src/pages/pages.script.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Gateway } from './support/harness.ts';
 
@@ -54,15 +55,25 @@ function assertSecurityHeaders(headers: Record<string, unknown>, html: string) {
   assert.deepEqual(directives['base-uri'], ["'none'"]);
   assert.deepEqual(directives['img-src'], ["'self'", 'data:']);
   assert.equal(directives['form-action']?.[0], "'self'");
-  assert.equal(directives['script-src'], undefined, 'no script source at all');
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  // At most one script, the page's own, allowed by exactly its hash; it may only ask this origin.
+  const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+  assert.ok(scripts.length <= 1, 'one script at most');
+  assert.deepEqual(directives['script-src'], [PAGE_JS_HASH]);
+  for (const js of scripts)
+    assert.equal(`'sha256-${createHash('sha256').update(js).digest('base64')}'`, PAGE_JS_HASH);
+  assert.deepEqual(directives['connect-src'], ["'self'"]);
   // The inline stylesheet is allowed by exactly its hash.
   const css = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1];
   assert.ok(css, 'the page has its stylesheet');
   assert.deepEqual(directives['style-src'], [
     `'sha256-${createHash('sha256').update(css).digest('base64')}'`,
   ]);
-  assert.doesNotMatch(html, /<script|\sstyle=|\son[a-z]+=/i, 'no script, inline style attribute or handler');
+  assert.doesNotMatch(
+    html.replace(/<script>[\s\S]*?<\/script>/g, ''),
+    /<script|\sstyle=|\son[a-z]+=/i,
+    'no other script, no inline style attribute or handler',
+  );
   assert.equal(headers['x-content-type-options'], 'nosniff');
   assert.equal(headers['referrer-policy'], 'no-referrer');
   assert.equal(headers['cache-control'], 'no-store');
@@ -73,6 +84,25 @@ for (const kind of DATABASES) {
     // The pages compute time left from the gateway's clock; this one moves only when told to.
     let clock = Date.UTC(2026, 0, 15, 6, 30);
     const gw = useGateway(kind, { now: () => clock, env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' } });
+
+    it("answers a page's status request: this payment only, no key, its status and seconds left", async () => {
+      const p = await payin(gw(), 'onsite');
+      const res = await gw().app.inject({ url: `${p.path}/status` });
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['content-type']), /^application\/json/);
+      assert.deepEqual(JSON.parse(res.body), { status: 'PENDING', seconds_left: gw().config.payinExpiryS });
+      assert.equal(
+        (await gw().post('/sandbox/payin/complete', { payment_id: p.id, status: 'SUCCESS' })).status,
+        200,
+      );
+      assert.deepEqual(JSON.parse((await gw().app.inject({ url: `${p.path}/status` })).body), {
+        status: 'SUCCESS',
+        seconds_left: 0,
+      });
+      // Another flow's page, an unknown id, a payout: not found.
+      assert.equal((await gw().app.inject({ url: `/p2p/${p.id}/status` })).statusCode, 404);
+      assert.equal((await gw().app.inject({ url: `/pay/${'Z'.repeat(32)}/status` })).statusCode, 404);
+    });
 
     it('shows the onsite page without an API key: merchant, amount in Indian format, order, QR, app links, time left, sandbox buttons', async () => {
       const p = await payin(gw(), 'onsite');
@@ -101,7 +131,7 @@ for (const kind of DATABASES) {
         html.includes(`am=123456.50&amp;cu=INR&amp;${tr}&amp;tn=pg-${orderSeq}"`),
         'the links carry the amount, payment id and order',
       );
-      assert.match(html, /<time class="left" datetime="PT15M0S">15 min 00 s<\/time>/);
+      assert.match(html, /<time class="left" datetime="PT15M0S" data-seconds="900">15 min 00 s<\/time>/);
       assert.match(html, new RegExp(`<form class="sim" method="post" action="/pay/${p.id}/simulate">`));
       assert.match(
         html,
@@ -133,7 +163,7 @@ for (const kind of DATABASES) {
     it('counts time left down with the clock and shows an expired request without buttons', async () => {
       const p = await payin(gw(), 'onsite');
       clock += 14 * 60_000 + 5_000;
-      assert.match((await get(gw(), p.path)).html, /datetime="PT0M55S">55 s</);
+      assert.match((await get(gw(), p.path)).html, /datetime="PT0M55S" data-seconds="55">55 s</);
       clock += 55_000;
       const expired = await get(gw(), p.path);
       assert.equal(expired.status, 200);

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { isUnavailableError } from '../db/errors.ts';
 import { AppError } from '../errors.ts';
 import { PagesService, type PageKind } from './pages.service.ts';
+import { PAGE_JS_HASH } from './pages.script.ts';
 import { PAGE_CSS_HASH } from './pages.styles.ts';
 import { renderErrorPage, renderPage } from './pages.views.ts';
 
@@ -14,13 +15,16 @@ const KINDS: readonly PageKind[] = ['pay', 'p2p', 'cashier'];
 const OUTCOMES = new Set(['SUCCESS', 'FAILED']);
 
 /**
- * No script at all, the one stylesheet by hash, the QR inline. `form-action` also names the P2P
+ * The one script and the one stylesheet by hash (the script may ask its page's status, `connect-src
+ * 'self'`), the QR inline. `form-action` also names the P2P
  * return origin because Chromium checks the redirect that follows a form post against it.
  */
 export function contentSecurityPolicy(returnOrigin: string | null = null): string {
   return [
     "default-src 'none'",
     `style-src ${PAGE_CSS_HASH}`,
+    `script-src ${PAGE_JS_HASH}`,
+    "connect-src 'self'",
     "img-src 'self' data:",
     `form-action 'self'${returnOrigin ? ` ${returnOrigin}` : ''}`,
     "frame-ancestors 'none'",
@@ -142,6 +146,12 @@ export const pageRoutes: FastifyPluginAsync<{ pages: PagesService; publicUrl: st
       const outcome = await pages.view(row, kind);
       if ('redirect' in outcome) return reply.code(303).header('location', outcome.redirect).send();
       return sendHtml(reply, 200, renderPage(outcome.page, pages.pagePath(kind, row.txn.payment_id)));
+    });
+
+    // What the page's script asks (docs/integration.md §2): this payment only, no key.
+    app.get<{ Params: IdParams }>(`/${kind}/:id/status`, { schema: { hide: true } }, async (req, reply) => {
+      const row = await pages.find(kind, req.params.id);
+      return reply.type('application/json; charset=utf-8').send(pages.status(row));
     });
 
     app.post<{ Params: IdParams }>(

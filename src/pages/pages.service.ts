@@ -139,6 +139,16 @@ export class PagesService {
     };
   }
 
+  /** What a pending page's script polls: the status and the whole seconds left to pay. */
+  status(row: PageRow): { status: string; seconds_left: number } {
+    const { txn } = row;
+    const secondsLeft =
+      txn.status === 'PENDING'
+        ? Math.max(0, Math.ceil(((txn.expires_at ?? 0) - this.options.now()) / 1000))
+        : 0;
+    return { status: txn.status, seconds_left: secondsLeft };
+  }
+
   /**
    * A "Simulate" button: settles a pending sandbox pay-in and answers where the browser goes next
    * (the P2P return URL, else the page). On a final or expired pay-in nothing changes and the page

@@ -3,6 +3,7 @@
  * without JavaScript (the CSP allows none), and every dynamic text goes through `esc`.
  */
 import type { PageView } from './pages.service.ts';
+import { PAGE_JS } from './pages.script.ts';
 import { PAGE_CSS } from './pages.styles.ts';
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
@@ -18,7 +19,7 @@ export function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }
 
-function layout(title: string, body: string): string {
+function layout(title: string, body: string, statusUrl: string | null = null): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -31,11 +32,11 @@ function layout(title: string, body: string): string {
 <link rel="icon" href="data:,">
 <style>${PAGE_CSS}</style>
 </head>
-<body>
+<body${statusUrl ? ` data-status-url="${esc(statusUrl)}"` : ''}>
 <div class="bar"><div class="bar-in"><span class="brand">Paygate</span><span class="secure">Secure UPI payment</span></div></div>
 <main>
 ${body}
-</main>
+</main>${statusUrl ? `\n<script>${PAGE_JS}</script>` : ''}
 </body>
 </html>
 `;
@@ -91,7 +92,7 @@ function pendingPage(v: PageView, self: string): string {
 <p class="label">Paying${v.sandbox ? ' <span class="test">Test mode</span>' : ''}</p>
 <h1 id="merchant-h">${esc(v.merchantName)}</h1>
 <p class="amount">${esc(v.amountText)}</p>
-${summary(v, `\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}">${left.text}</time></dd>`)}${
+${summary(v, `\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}" data-seconds="${v.secondsLeft}">${left.text}</time></dd>`)}${
       v.returnsTo
         ? `\n<p class="note">After paying you will be taken back to ${esc(v.merchantName)}.</p>`
         : ''
@@ -106,6 +107,7 @@ ${appLinks}
 ${sandbox}
 <a class="back" href="${esc(self)}">I have paid: check the status</a>
 <footer>Payment ID <span class="mono">${esc(v.paymentId)}</span></footer>`,
+    `${self}/status`,
   );
 }
 
