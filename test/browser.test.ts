@@ -162,7 +162,8 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
     await fail.focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Payment failed' }).waitFor();
-    assert.equal(await page.locator('[data-status]').textContent(), 'FAILED');
+    assert.equal(await page.locator('[data-status]').textContent(), 'Failed');
+    assert.equal(await page.locator('[data-status]').getAttribute('data-status'), 'FAILED');
     await screenshot(page, 'cashier-failed');
     assert.equal(await payinStatus(p.id), 'FAILED');
     assert.deepEqual(problems, []);
@@ -199,6 +200,26 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
     assert.equal(new URL(page.url()).searchParams.get('status'), 'FAILED');
     assert.equal(shop.visits.length, visits + 1);
     assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('puts the app buttons above the QR on a phone and the QR first on a wide screen; the UPI id has a working Copy button', async () => {
+    const p = await payin('onsite');
+    const { page } = await open(p.url);
+    const top = async (selector: string) => (await page.locator(selector).boundingBox())!.y;
+    assert.ok((await top('.apps-card')) < (await top('.scan')), 'phone: apps first');
+    const copy = page.getByRole('button', { name: 'Copy' });
+    assert.ok(await copy.isVisible(), 'the script shows the Copy button');
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.baseUrl });
+    await copy.click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    assert.equal(
+      await page.evaluate(() => navigator.clipboard.readText()),
+      await page.locator('#vpa').textContent(),
+    );
+    await page.setViewportSize({ width: 1280, height: 900 });
+    assert.ok((await top('.scan')) < (await top('.apps-card')), 'wide screen: QR first');
+    await screenshot(page, 'onsite-desktop');
     await page.close();
   });
 

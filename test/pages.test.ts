@@ -85,6 +85,56 @@ for (const kind of DATABASES) {
     let clock = Date.UTC(2026, 0, 15, 6, 30);
     const gw = useGateway(kind, { now: () => clock, env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' } });
 
+    it('shows the payee UPI id, the app buttons before the QR, and on results the test badge, the words, the time in IST and "notified" only with a callback URL', async () => {
+      const m = await gw().newMerchant();
+      const vpa = (
+        await gw()
+          .database.db.selectFrom('merchants')
+          .select('vpa')
+          .where('id', '=', m.merchant_id)
+          .executeTakeFirstOrThrow()
+      ).vpa;
+      const made = await gw().post(
+        '/payments/onsite/payin',
+        { money: { amount: 10 }, merchant_order_no: orderNo() },
+        { key: m.api_key },
+      );
+      const path = `/pay/${made.body.payment_id}`;
+      const pending = (await get(gw(), path)).html;
+      assert.match(
+        pending,
+        new RegExp(
+          `<dt>Pay to UPI ID</dt><dd><span class="mono" id="vpa">${vpa.replace(/[.]/g, '\\.')}</span>`,
+        ),
+      );
+      assert.ok(
+        pending.indexOf('id="apps-h"') < pending.indexOf('id="scan-h"'),
+        'app buttons come first on a phone',
+      );
+      await gw().post(
+        '/sandbox/payin/complete',
+        { payment_id: made.body.payment_id, status: 'SUCCESS' },
+        { key: m.api_key },
+      );
+      const paid = (await get(gw(), path)).html;
+      assert.match(paid, /<span class="test">Test mode<\/span>/);
+      assert.match(paid, /<dd data-status="SUCCESS">Paid<\/dd>/);
+      assert.match(paid, /<dt>Paid on<\/dt><dd>\d{1,2} \w{3} 20\d\d, \d{1,2}:\d\d [ap]m IST<\/dd>/);
+      assert.doesNotMatch(paid, /merchant has been notified/, 'no callback URL: nobody is notified');
+      const withCallback = await gw().newMerchant({ callbackUrl: 'https://shop.example/cb' });
+      const other = await gw().post(
+        '/payments/onsite/payin',
+        { money: { amount: 10 }, merchant_order_no: orderNo() },
+        { key: withCallback.api_key },
+      );
+      await gw().post(
+        '/sandbox/payin/complete',
+        { payment_id: other.body.payment_id, status: 'SUCCESS' },
+        { key: withCallback.api_key },
+      );
+      assert.match((await get(gw(), `/pay/${other.body.payment_id}`)).html, /The merchant has been notified/);
+    });
+
     it("answers a page's status request: this payment only, no key, its status and seconds left", async () => {
       const p = await payin(gw(), 'onsite');
       const res = await gw().app.inject({ url: `${p.path}/status` });

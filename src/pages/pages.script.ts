@@ -1,7 +1,8 @@
 /**
  * The one script of the hosted pages, on pending pages only: it counts the time left down and asks
  * `GET {page}/status` every 2 seconds; when the payment is final or expired it reloads the page, and
- * the server shows the result (or, for P2P, sends the customer back to the merchant). Without
+ * the server shows the result (or, for P2P, sends the customer back to the merchant). It also shows
+ * the "Copy" button of the payee's UPI id, which only works with a script. Without
  * JavaScript the page works as before ("I have paid: check the status"). Allowed by its hash in the
  * Content-Security-Policy, like the stylesheet; no third-party code.
  */
@@ -11,6 +12,17 @@ export const PAGE_JS = `
 (function () {
   var url = document.body.getAttribute('data-status-url');
   if (!url) return;
+  var copies = document.querySelectorAll('button[data-copy]');
+  for (var i = 0; i < copies.length; i++) {
+    (function (b) {
+      var source = document.getElementById(b.getAttribute('data-copy'));
+      if (!source || !navigator.clipboard) return;
+      b.hidden = false;
+      b.addEventListener('click', function () {
+        navigator.clipboard.writeText(source.textContent).then(function () { b.textContent = 'Copied'; });
+      });
+    })(copies[i]);
+  }
   var left = document.querySelector('time.left');
   var end = Date.now() + 1000 * Number(left ? left.getAttribute('data-seconds') : 0);
   var done = false;

@@ -43,6 +43,12 @@ export interface PageView {
   returnsTo: boolean;
   /** A final P2P page past its redirect window: the merchant's return URL, as a link. */
   returnLink: string | null;
+  /** The UPI id the customer pays to. */
+  payeeVpa: string;
+  /** Whether the merchant gets a callback of the outcome. */
+  notifies: boolean;
+  /** When the payment became final, in IST ("23 Nov 2026, 4:47 pm IST"), or ''. */
+  finalAt: string;
   /** Pending only: the QR markup (drawn from the `qr` package's matrix, no user text in it) and the app links. */
   qrSvg: string;
   links: ReturnType<typeof deepLinks> | null;
@@ -133,6 +139,9 @@ export class PagesService {
         sandbox: txn.channel === this.options.sandboxChannel,
         returnsTo: txn.redirect_url !== null,
         returnLink: back,
+        payeeVpa: row.merchantVpa,
+        notifies: txn.callback_url !== null,
+        finalAt: txn.finalized_at ? istTime(txn.finalized_at) : '',
         qrSvg: svg,
         links,
       },
@@ -172,6 +181,17 @@ export class PagesService {
       throw err;
     }
   }
+}
+
+const IST = new Intl.DateTimeFormat('en-IN', {
+  timeZone: 'Asia/Kolkata',
+  dateStyle: 'medium',
+  timeStyle: 'short',
+});
+
+/** A moment as customers in India read it: "23 Nov 2026, 4:47 pm IST". */
+export function istTime(ms: number): string {
+  return `${IST.format(ms)} IST`;
 }
 
 /**

@@ -47,6 +47,9 @@ dd{margin:0;text-align:right;font-weight:600;overflow-wrap:anywhere}
 .result dl{text-align:left}
 .back{display:block;padding:.75rem;text-align:center;color:#2750b8;font-weight:600}
 .back:focus-visible{outline:3px solid #2f6fed;outline-offset:2px}
+.copy{min-height:2.75rem;min-width:4rem;margin-left:.25rem;padding:.25rem .75rem;border:2px solid #c3cad9;border-radius:.5rem;background:#fff;color:#1a1f36;font:inherit;font-size:.875rem;font-weight:600;cursor:pointer}
+.copy:focus-visible{outline:3px solid #2f6fed;outline-offset:2px}
+@media (min-width:48rem){main{display:flex;flex-direction:column}main>*{order:3}main>.card:first-child{order:0}main>.scan{order:1}main>.apps-card{order:2}}
 footer{max-width:28rem;margin:0 auto;padding:0 1rem 2rem;text-align:center;color:#4a5568;font-size:.8125rem;overflow-wrap:anywhere}
 `.trim();
 

@@ -76,8 +76,8 @@ function pendingPage(v: PageView, self: string): string {
 </section>`
     : '';
   const appLinks = links
-    ? `<section class="card" aria-labelledby="apps-h">
-<h2 id="apps-h">Or pay with a UPI app</h2>
+    ? `<section class="card apps-card" aria-labelledby="apps-h">
+<h2 id="apps-h">Pay with a UPI app on this phone</h2>
 <a class="btn app-upi" href="${esc(links.upi)}">Open UPI app</a>
 <div class="apps">
 <a class="btn app" href="${esc(links.gpay)}">Google Pay</a>
@@ -92,18 +92,18 @@ function pendingPage(v: PageView, self: string): string {
 <p class="label">Paying${v.sandbox ? ' <span class="test">Test mode</span>' : ''}</p>
 <h1 id="merchant-h">${esc(v.merchantName)}</h1>
 <p class="amount">${esc(v.amountText)}</p>
-${summary(v, `\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}" data-seconds="${v.secondsLeft}">${left.text}</time></dd>`)}${
+${summary(v, `\n<dt>Pay to UPI ID</dt><dd><span class="mono" id="vpa">${esc(v.payeeVpa)}</span> <button class="copy" type="button" data-copy="vpa" hidden>Copy</button></dd>\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}" data-seconds="${v.secondsLeft}">${left.text}</time></dd>`)}${
       v.returnsTo
         ? `\n<p class="note">After paying you will be taken back to ${esc(v.merchantName)}.</p>`
         : ''
     }
 </section>
-<section class="card" aria-labelledby="scan-h">
+${appLinks}
+<section class="card scan" aria-labelledby="scan-h">
 <h2 id="scan-h">Scan to pay</h2>
 ${qr}
-<p class="hint">Scan with any UPI app and approve the payment.</p>
+<p class="hint">Scan with any UPI app on another phone and approve the payment.</p>
 </section>
-${appLinks}
 ${sandbox}
 <a class="back" href="${esc(self)}">I have paid: check the status</a>
 <footer>Payment ID <span class="mono">${esc(v.paymentId)}</span></footer>`,
@@ -117,7 +117,9 @@ function resultPage(v: PageView): string {
       title: 'Payment successful',
       mark: 'mark-ok',
       sign: '✓',
-      note: 'The merchant has been notified. You can close this page.',
+      note: v.notifies
+        ? 'The merchant has been notified. You can close this page.'
+        : 'You can close this page.',
     },
     FAILED: {
       title: 'Payment failed',
@@ -135,14 +137,18 @@ function resultPage(v: PageView): string {
   } as const;
   const k = kinds[v.state];
   const utr = v.state === 'SUCCESS' && v.utr ? `\n<dt>UTR</dt><dd class="mono">${esc(v.utr)}</dd>` : '';
+  const when = v.finalAt
+    ? `\n<dt>${v.state === 'SUCCESS' ? 'Paid on' : 'Failed on'}</dt><dd>${esc(v.finalAt)}</dd>`
+    : '';
+  const word = { SUCCESS: 'Paid', FAILED: 'Failed', expired: '', pending: '' }[v.state];
   return layout(
     `${k.title}: ${v.amountText} to ${v.merchantName}`,
     `<section class="card result" aria-labelledby="result-h">
 <div class="mark ${k.mark}" aria-hidden="true">${k.sign}</div>
 <h1 id="result-h">${k.title}</h1>
-<p class="label">${esc(v.merchantName)}</p>
+<p class="label">${esc(v.merchantName)}${v.sandbox ? ' <span class="test">Test mode</span>' : ''}</p>
 <p class="amount">${esc(v.amountText)}</p>
-${summary(v, v.state === 'expired' ? '' : `\n<dt>Status</dt><dd data-status="${v.state}">${v.state}</dd>${utr}`)}
+${summary(v, v.state === 'expired' ? '' : `\n<dt>Status</dt><dd data-status="${v.state}">${word}</dd>${when}${utr}`)}
 <p class="hint">${k.note}</p>${
       v.returnLink ? `\n<a class="back" href="${esc(v.returnLink)}">Back to ${esc(v.merchantName)}</a>` : ''
     }
