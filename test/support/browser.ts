@@ -3,7 +3,9 @@
  * phone-sized page that records every console error (CSP violations among them). Without
  * Chromium the browser suite is skipped, except under CI=true, where its absence fails the run.
  */
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ROOT } from './process.ts';
@@ -59,10 +61,43 @@ export function watchConsole(page: Page): string[] {
   return problems;
 }
 
-/** Saves a full-page screenshot as test/artifacts/NAME.png. */
+/**
+ * Saves a full-page screenshot as test/artifacts/NAME.png, after checking the page with axe-core:
+ * every state a screenshot is taken of is also checked for accessibility.
+ */
 export async function screenshot(page: Page, name: string): Promise<string> {
+  await assertAccessible(page, name);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core (WCAG 2.x A and AA rules and best practices) on the page as it is and fails on any
+ * serious or critical violation. axe is evaluated through the DevTools protocol, which the page's
+ * Content-Security-Policy does not govern, so the pages need no exception for it.
+ */
+export async function assertAccessible(page: Page, what: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<any> } }).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return (
+      result.violations as { id: string; impact: string; help: string; nodes: { target: string[] }[] }[]
+    ).map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => n.target.join(' ')),
+    }));
+  });
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(
+    serious.map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`),
+    [],
+    `${what}: axe-core finds no serious or critical violation`,
+  );
 }
