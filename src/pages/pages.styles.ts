@@ -30,6 +30,11 @@ dd{margin:0;text-align:right;font-weight:600;overflow-wrap:anywhere}
 .btn{display:flex;align-items:center;justify-content:center;width:100%;min-height:3rem;padding:.625rem 1rem;border-radius:.625rem;border:2px solid transparent;font:inherit;font-weight:600;text-align:center;text-decoration:none;cursor:pointer}
 .app{padding:.5rem .25rem;background:#fff;color:#1a1f36;border-color:#c3cad9;font-size:.875rem;white-space:nowrap}
 .app-upi{background:#1a1f36;color:#fff}
+.app{flex-direction:column;gap:.25rem}
+.icon{display:flex;align-items:center;justify-content:center;width:1.5rem;height:1.5rem;border-radius:50%;color:#fff;font-size:.8125rem;font-weight:700}
+.i-gpay{background:#1a5fd0}
+.i-phonepe{background:#5f259f}
+.i-paytm{background:#0b5f8a}
 .btn:focus-visible{outline:3px solid #2f6fed;outline-offset:2px}
 .sandbox{border:2px dashed #b7791f;background:#fffbeb}
 .sandbox p{margin:0 0 .75rem;color:#5c3d0b;font-size:.9375rem}

@@ -80,9 +80,9 @@ function pendingPage(v: PageView, self: string): string {
 <h2 id="apps-h">Pay with a UPI app on this phone</h2>
 <a class="btn app-upi" href="${esc(links.upi)}">Open UPI app</a>
 <div class="apps">
-<a class="btn app" href="${esc(links.gpay)}">Google Pay</a>
-<a class="btn app" href="${esc(links.phonepe)}">PhonePe</a>
-<a class="btn app" href="${esc(links.paytm)}">Paytm</a>
+<a class="btn app" href="${esc(links.gpay)}"><span class="icon i-gpay" aria-hidden="true">G</span>Google Pay</a>
+<a class="btn app" href="${esc(links.phonepe)}"><span class="icon i-phonepe" aria-hidden="true">P</span>PhonePe</a>
+<a class="btn app" href="${esc(links.paytm)}"><span class="icon i-paytm" aria-hidden="true">₹</span>Paytm</a>
 </div>
 </section>`
     : '';
