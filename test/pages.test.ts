@@ -135,6 +135,21 @@ for (const kind of DATABASES) {
       assert.match((await get(gw(), `/pay/${other.body.payment_id}`)).html, /The merchant has been notified/);
     });
 
+    it('shows a pay-in that the worker failed at its expiry as expired, not as a failed payment', async () => {
+      const p = await payin(gw(), 'onsite');
+      const at = clock;
+      clock += (gw().config.payinExpiryS + 1) * 1000;
+      try {
+        await gw().paygate.worker.drain();
+        assert.equal((await gw().post('/payments/payin_status', { payment_id: p.id })).body.status, 'FAILED');
+        const html = (await get(gw(), p.path)).html;
+        assert.match(html, /<h1[^>]*>Payment request expired<\/h1>/);
+        assert.doesNotMatch(html, /Payment failed|did not go through/);
+      } finally {
+        clock = at;
+      }
+    });
+
     it("answers a page's status request: this payment only, no key, its status and seconds left", async () => {
       const p = await payin(gw(), 'onsite');
       const res = await gw().app.inject({ url: `${p.path}/status` });

@@ -110,7 +110,16 @@ export class PagesService {
     if (back && this.options.now() - (txn.finalized_at ?? 0) < RETURN_REDIRECT_MS) return { redirect: back };
     // Rounded up: a pay-in is payable until its last millisecond, and the page never shows 0 s while payable.
     const secondsLeft = Math.max(0, Math.ceil(((txn.expires_at ?? 0) - this.options.now()) / 1000));
-    const state = final ? (txn.status as 'SUCCESS' | 'FAILED') : secondsLeft > 0 ? 'pending' : 'expired';
+    // A pay-in the worker failed at its expiry was not refused by anyone: it ran out of time.
+    const timedOut =
+      txn.status === 'FAILED' && txn.expires_at !== null && (txn.finalized_at ?? 0) >= txn.expires_at;
+    const state = timedOut
+      ? 'expired'
+      : final
+        ? (txn.status as 'SUCCESS' | 'FAILED')
+        : secondsLeft > 0
+          ? 'pending'
+          : 'expired';
     let svg = '';
     let links: PageView['links'] = null;
     if (state === 'pending') {
