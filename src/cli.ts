@@ -135,7 +135,11 @@ function commandHelp(name: string): string {
 /** The command named by the leading words of `words`, or a usage error that says what exists. */
 function findCommand(words: string[]): { name: string; rest: string[] } {
   const [first, second] = words;
-  if (first && COMMANDS[first] && !Object.keys(COMMANDS).some((n) => n.startsWith(`${first} `)))
+  if (
+    first &&
+    Object.hasOwn(COMMANDS, first) &&
+    !Object.keys(COMMANDS).some((n) => n.startsWith(`${first} `))
+  )
     return { name: first, rest: words.slice(1) };
   const subs = Object.keys(COMMANDS)
     .filter((n) => n.startsWith(`${first} `))

@@ -250,6 +250,7 @@ describe('the CLI as a newcomer meets it', () => {
       paygate(['merchant', 'create', '--name', 'Shop', '--vpa', 'not a vpa'], env),
       paygate(['callbacks', 'resend', 'a', 'b'], env),
       paygate([], env),
+      paygate(['constructor'], env),
     ]);
     const expected = [
       /^paygate: merchant needs a subcommand: create, list, disable, enable, rotate-secret$/,
@@ -259,6 +260,7 @@ describe('the CLI as a newcomer meets it', () => {
       /^paygate: --vpa must be a UPI id, handle@psp/,
       /^paygate: callbacks resend: unexpected argument b/,
       /^paygate: a command is needed; see paygate --help$/,
+      /^paygate: unknown command "constructor"; see paygate --help$/,
     ];
     for (const [i, run] of runs.entries()) assert.match(oneLine(run, 2), expected[i]!);
     const asJson = await paygate(['merchant', 'create', '--name', 'Shop', '--vpa', 'shop', '--json'], env);

@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
+import { AuthFailureLimit } from '../src/http/auth.ts';
 import { BALANCE_LIMIT } from '../src/wallet/wallet.service.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, useGateway, type Gateway } from './support/harness.ts';
@@ -186,6 +187,26 @@ describe('failed authentication per client address', () => {
     assert.equal((await status(good, '203.0.113.7')).status, 200);
     // Another client (a different forwarded address through the trusted proxy) is not affected.
     assert.equal((await status(`sk_test_${'z'.repeat(24)}`, '198.51.100.9')).status, 401);
+  });
+
+  it('counts lookups sent all at once: of 100 concurrent unknown keys from one address at most 60 are looked up', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        status(`sk_test_${'c'.repeat(20)}${String(i).padStart(4, '0')}`, '192.0.2.55'),
+      ),
+    );
+    const codes = replies.map((r) => r.status);
+    assert.ok(codes.filter((c) => c === 401).length <= 60, codes.join(','));
+    assert.ok(codes.filter((c) => c === 429).length >= 40, codes.join(','));
+  });
+
+  it('counts an IPv6 client by its /64', () => {
+    const limit = new AuthFailureLimit(() => 1_000);
+    for (let i = 0; i < 60; i++) limit.fail(`2001:db8:1:2::${(i + 1).toString(16)}`);
+    assert.ok(limit.blockedFor('2001:db8:1:2:ffff::1') > 0, 'another address in the same /64');
+    assert.equal(limit.blockedFor('2001:db8:1:3::1'), 0, 'the next /64');
+    limit.fail('::ffff:198.51.100.1');
+    assert.equal(limit.blockedFor('198.51.100.1'), 0);
   });
 
   it('keeps a known key cached while thousands of unknown keys are tried', async () => {
@@ -368,6 +389,25 @@ for (const kind of DATABASES) {
         (await gw().post('/wallet/balance', {}, { key: m.api_key })).body.available,
         BALANCE_LIMIT / 100,
       );
+    });
+
+    it('counts held money against the limit: a credit that would pass it once the hold returns is refused', async () => {
+      const m = await gw().newMerchant();
+      const wallets = gw().paygate.services.wallets;
+      await wallets.topUp(m.merchant_id, 'INR', BALANCE_LIMIT - 1_000);
+      const payout = await gw().post(
+        '/payments/payout',
+        {
+          money: { amount: 5 },
+          merchant_order_no: orderNo(),
+          receiver: { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+        },
+        { key: m.api_key },
+      );
+      assert.equal(payout.status, 200, payout.text);
+      // 500 paise are held: available + held is still BALANCE_LIMIT − 1,000, so 1,000 fit and 1,001 do not.
+      await assert.rejects(wallets.topUp(m.merchant_id, 'INR', 1_001), /exceed/);
+      await wallets.topUp(m.merchant_id, 'INR', 1_000);
     });
 
     it('refuses a CLI credit past the limit (BALANCE_LIMIT, exit 1) and shows the balance exactly', async () => {

@@ -75,7 +75,7 @@ function assertSecurityHeaders(headers: Record<string, unknown>, html: string) {
     'no other script, no inline style attribute or handler',
   );
   assert.equal(headers['x-content-type-options'], 'nosniff');
-  assert.equal(headers['referrer-policy'], 'no-referrer');
+  assert.equal(headers['referrer-policy'], 'same-origin');
   assert.equal(headers['cache-control'], 'no-store');
 }
 

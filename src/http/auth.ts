@@ -1,5 +1,7 @@
 /** Bearer API-key authentication of the merchant API: 401 without a live key, 403 for a disabled merchant. */
+import net from 'node:net';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import type { MerchantService, Principal } from '../merchants/merchants.service.ts';
 import { AppError } from '../errors.ts';
 
@@ -19,6 +21,21 @@ const WINDOW_MS = 60_000;
 const MAX_ADDRESSES = 100_000;
 
 /**
+ * The client an address stands for: an IPv4 address, or an IPv6 address's /64 (a host usually holds a
+ * whole /64 and could otherwise change address for every guess). IPv4-mapped addresses are IPv4.
+ */
+function clientOf(ip: string): string {
+  if (!net.isIPv6(ip)) return ip;
+  try {
+    const v6 = ipaddr.IPv6.parse(ip);
+    if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+    return `${v6.toNormalizedString().split(':').slice(0, 4).join(':')}::/64`;
+  } catch {
+    return ip;
+  }
+}
+
+/**
  * Counts failed authentications per client address in fixed one-minute windows, in this process.
  * An address past the limit gets 429 for the rest of its window without a lookup, except with a
  * key this process has found valid before (a merchant behind the same NAT as a key-guesser keeps
@@ -31,13 +48,20 @@ export class AuthFailureLimit {
 
   /** Seconds until `address` may try again, or 0 when it may now. */
   blockedFor(address: string): number {
-    const w = this.windows.get(address);
+    const w = this.windows.get(clientOf(address));
     if (!w || w.count < AUTH_FAILURES_PER_MINUTE) return 0;
     const left = w.start + WINDOW_MS - this.now();
     return left > 0 ? Math.ceil(left / 1000) : 0;
   }
 
-  fail(address: string): void {
+  /** Takes back a failure counted in advance, for a key that turned out good. */
+  forgive(address: string): void {
+    const w = this.windows.get(clientOf(address));
+    if (w && w.count > 0) w.count--;
+  }
+
+  fail(ip: string): void {
+    const address = clientOf(ip);
     const at = this.now();
     const w = this.windows.get(address);
     if (w && at - w.start < WINDOW_MS) {
@@ -83,7 +107,14 @@ export function authHook(merchants: MerchantService, failures: AuthFailureLimit)
     }
     const found = wellFormed ? merchants.authenticate(key) : null;
     if (found instanceof Promise) {
-      found.then((principal) => refuse(admit(request, principal)), done);
+      // Counted before the lookup and forgiven if the key is good: requests sent all at once would
+      // otherwise all pass the check above while their lookups are out.
+      failures.fail(request.ip);
+      found.then((principal) => {
+        const err = admit(request, principal);
+        if (err?.statusCode !== 401) failures.forgive(request.ip);
+        done(err);
+      }, done);
     } else {
       refuse(admit(request, found));
     }

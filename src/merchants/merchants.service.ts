@@ -255,14 +255,21 @@ export class MerchantService {
       return null;
     }
     const principal = ownerToPrincipal(owner);
-    if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
+    this.keyCache.delete(keyHash);
+    if (this.keyCache.size >= KEY_CACHE_MAX) {
+      const oldest = this.keyCache.keys().next().value;
+      if (oldest !== undefined) this.keyCache.delete(oldest);
+    }
     this.keyCache.set(keyHash, { principal, until });
     return principal;
   }
 
-  /** After a key or a merchant's status changes, every cached lookup is asked again. */
+  /**
+   * After a key or a merchant's status changes, every cached lookup is asked again. Known keys stay
+   * known (expired, not deleted), so they keep their way past the failed-authentication limit.
+   */
   private forgetKeys(): void {
-    this.keyCache.clear();
+    for (const entry of this.keyCache.values()) entry.until = 0;
     this.unknownKeys.clear();
   }
 }

@@ -36,7 +36,9 @@ const SECURITY_HEADERS = {
   'content-security-policy': contentSecurityPolicy(),
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // same-origin: the pages' own form posts carry their real Origin (under no-referrer a browser
+  // without Sec-Fetch-Site sends `Origin: null`); other sites get no referrer, so no payment id.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 
@@ -107,8 +109,7 @@ interface IdParams {
  * pages"). A browser that sends `Sec-Fetch-Site` is believed; one that does not is judged by its
  * `Origin`, which must be PUBLIC_URL's (a `null` origin is refused: it hides where the form was).
  * With neither header it is not a browser's form post (curl, a test), and nothing is forged.
- * The pages send `Referrer-Policy: no-referrer`, under which Chromium's own same-origin post says
- * `Origin: null` but `Sec-Fetch-Site: same-origin`.
+ * The pages send `Referrer-Policy: same-origin`, so their own posts carry their real `Origin`.
  */
 export function isCrossSitePost(req: FastifyRequest, publicOrigin: string): boolean {
   const site = req.headers['sec-fetch-site'];

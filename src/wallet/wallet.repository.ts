@@ -147,7 +147,8 @@ export async function addAvailable(
           available: sql`wallets.available + excluded.available`,
           updated_at: sql`excluded.updated_at`,
         })
-        .where(sql<boolean>`wallets.available <= ${limit} - excluded.available`),
+        // Available and held together: a hold returned to available must not pass the limit either.
+        .where(sql<boolean>`wallets.available + wallets.held <= ${limit} - excluded.available`),
     )
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
