@@ -200,6 +200,17 @@ describe('failed authentication per client address', () => {
     assert.ok(codes.filter((c) => c === 429).length >= 40, codes.join(','));
   });
 
+  it('lets 100 concurrent requests with a good key that is not cached yet through, from one address', async () => {
+    const fresh = await gw().newMerchant();
+    const replies = await Promise.all(Array.from({ length: 100 }, () => status(fresh.api_key, '192.0.2.77')));
+    assert.deepEqual([...new Set(replies.map((r) => r.status))], [200]);
+    assert.equal(
+      (await status(`sk_test_${'n'.repeat(24)}`, '192.0.2.77')).status,
+      401,
+      'nothing was counted against it',
+    );
+  });
+
   it('counts an IPv6 client by its /64', () => {
     const limit = new AuthFailureLimit(() => 1_000);
     for (let i = 0; i < 60; i++) limit.fail(`2001:db8:1:2::${(i + 1).toString(16)}`);

@@ -83,6 +83,7 @@ export class AuthFailureLimit {
  * answered without a promise.
  */
 export function authHook(merchants: MerchantService, failures: AuthFailureLimit) {
+  const counted = new WeakSet<Promise<unknown>>();
   return function authenticate(
     request: FastifyRequest,
     _reply: FastifyReply,
@@ -107,14 +108,18 @@ export function authHook(merchants: MerchantService, failures: AuthFailureLimit)
     }
     const found = wellFormed ? merchants.authenticate(key) : null;
     if (found instanceof Promise) {
-      // Counted before the lookup and forgiven if the key is good: requests sent all at once would
-      // otherwise all pass the check above while their lookups are out.
-      failures.fail(request.ip);
-      found.then((principal) => {
-        const err = admit(request, principal);
-        if (err?.statusCode !== 401) failures.forgive(request.ip);
-        done(err);
-      }, done);
+      // A lookup is counted as a failure when it starts, and forgiven when it finds a key: requests
+      // sent all at once would otherwise all pass the check above while their lookups are out.
+      // Requests with the same key share one lookup (MerchantService), and it is counted once.
+      if (!counted.has(found)) {
+        counted.add(found);
+        failures.fail(request.ip);
+        found.then(
+          (principal) => principal !== null && failures.forgive(request.ip),
+          () => failures.forgive(request.ip),
+        );
+      }
+      found.then((principal) => done(admit(request, principal)), done);
     } else {
       refuse(admit(request, found));
     }

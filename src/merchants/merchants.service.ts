@@ -114,6 +114,7 @@ function ownerToPrincipal(owner: KeyOwner): Principal {
 export class MerchantService {
   private readonly keyCache = new Map<string, { principal: Principal; until: number }>();
   private readonly unknownKeys = new Map<string, number>();
+  private readonly lookups = new Map<string, Promise<Principal | null>>();
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -223,7 +224,14 @@ export class MerchantService {
     const keyHash = sha256Hex(apiKey);
     const at = this.now();
     const cached = this.cached(keyHash, at);
-    return cached !== undefined ? cached : this.lookUp(keyHash, at);
+    if (cached !== undefined) return cached;
+    // Requests that arrive together with one key share its lookup.
+    let lookup = this.lookups.get(keyHash);
+    if (!lookup) {
+      lookup = this.lookUp(keyHash, at).finally(() => this.lookups.delete(keyHash));
+      this.lookups.set(keyHash, lookup);
+    }
+    return lookup;
   }
 
   /**
