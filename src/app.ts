@@ -201,7 +201,6 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
       publicUrl: config.publicUrl,
       now,
     }),
-    publicUrl: config.publicUrl,
   });
 
   const schemas = commonSchemas(config);

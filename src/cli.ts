@@ -132,6 +132,16 @@ function commandHelp(name: string): string {
   return `Usage: ${commandLine(name, spec)} [--json]\n\n${spec.summary}\n\nOptions:\n${options.join('\n')}`;
 }
 
+/** Help for the command `words` name, or the list of all commands when they name none. */
+function helpFor(words: string[]): string {
+  if (words.length === 0) return USAGE;
+  try {
+    return commandHelp(findCommand(words).name);
+  } catch {
+    return USAGE;
+  }
+}
+
 /** The command named by the leading words of `words`, or a usage error that says what exists. */
 function findCommand(words: string[]): { name: string; rest: string[] } {
   const [first, second] = words;
@@ -220,17 +230,14 @@ async function run(argv: string[], out: Out): Promise<number> {
   // A first, lenient pass finds the command; the second knows its options and refuses others.
   const words = parseArgs({ args: argv, allowPositionals: true, strict: false }).positionals;
   const wantsHelp = argv.includes('--help') || argv.includes('-h');
-  if (words[0] === 'help') {
-    console.log(words.length > 1 ? commandHelp(findCommand(words.slice(1)).name) : USAGE);
+  // Help always answers (exit 0): a command's own, or the list of all for a partial or unknown one.
+  const helpWords = words[0] === 'help' ? words.slice(1) : wantsHelp ? words : null;
+  if (helpWords) {
+    const text = helpFor(helpWords);
+    out({ usage: text }, text);
     return 0;
   }
-  if (words.length === 0) {
-    if (wantsHelp) {
-      console.log(USAGE);
-      return 0;
-    }
-    throw new UsageError(`a command is needed; see paygate --help`);
-  }
+  if (words.length === 0) throw new UsageError(`a command is needed; see paygate --help`);
   const { name: command } = findCommand(words);
   const spec = COMMANDS[command]!;
   let parsed: ReturnType<typeof parseArgs>;
@@ -248,10 +255,6 @@ async function run(argv: string[], out: Out): Promise<number> {
   }
   const flags = parsed.values as Flags;
   const positionals = parsed.positionals.slice(command.split(' ').length);
-  if (flags.help) {
-    console.log(commandHelp(command));
-    return 0;
-  }
   if (positionals.length > (spec.positionals ?? 0))
     throw new UsageError(
       `${command}: unexpected argument ${positionals[spec.positionals ?? 0]}; see paygate ${command} --help`,

@@ -219,14 +219,16 @@ describe('the CLI as a newcomer meets it', () => {
   }
 
   it('helps: --help, -h and help exit 0, and each command has its own help', async () => {
-    const [long, short, word, cmd, helpCmd] = await Promise.all([
+    const [long, short, word, cmd, helpCmd, group, unknown] = await Promise.all([
       paygate(['--help'], env),
       paygate(['-h'], env),
       paygate(['help'], env),
       paygate(['wallet', 'credit', '--help'], env),
       paygate(['help', 'wallet', 'credit'], env),
+      paygate(['merchant', '--help'], env),
+      paygate(['frobnicate', '-h'], env),
     ]);
-    for (const run of [long, short, word]) {
+    for (const run of [long, short, word, group, unknown]) {
       assert.equal(run.status, 0, run.stderr);
       assert.match(run.stdout, /^Usage: paygate <command>/);
       assert.match(run.stdout, /callbacks resend PAYMENT_ID/);
@@ -239,6 +241,8 @@ describe('the CLI as a newcomer meets it', () => {
       );
       assert.match(run.stdout, /--amount AMOUNT\s+rupees/);
     }
+    const asJson = oneObject(await paygate(['wallet', 'credit', '--help', '--json'], env));
+    assert.match(asJson.usage, /^Usage: paygate wallet credit/);
   });
 
   it('answers a missing subcommand, an unknown command or option and a bad value in one line, exit 2', async () => {

@@ -358,7 +358,7 @@ for (const kind of DATABASES) {
         });
         assert.deepEqual(issues(res), [
           'body.callback_url:value_error',
-          'body.merchant_order_no:value_error',
+          'body.merchant_order_no:string_pattern_mismatch',
           'body.phone:value_error',
           'body.user_details.email:value_error',
           'body.user_details.phone_number:value_error',
@@ -371,7 +371,7 @@ for (const kind of DATABASES) {
           user_details: { user_name: '\uDC00x' },
         });
         assert.deepEqual(issues(lone), [
-          'body.merchant_order_no:value_error',
+          'body.merchant_order_no:string_pattern_mismatch',
           'body.user_details.user_name:value_error',
         ]);
         // Other unusual text is kept as sent.

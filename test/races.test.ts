@@ -23,6 +23,17 @@ async function wallet(g: Gateway, merchantId: string) {
     .executeTakeFirstOrThrow();
 }
 
+/** The final statuses written for a payment, as transaction events. */
+async function finalEvents(g: Gateway, paymentId: string): Promise<string[]> {
+  const rows = await g.database.db
+    .selectFrom('transaction_events')
+    .select('status')
+    .where('payment_id', '=', paymentId)
+    .where('status', 'in', ['SUCCESS', 'FAILED'])
+    .execute();
+  return rows.map((e) => e.status);
+}
+
 async function count(
   g: Gateway,
   table: 'ledger_entries' | 'transaction_events' | 'callback_deliveries',
@@ -138,16 +149,7 @@ for (const kind of DATABASES) {
           (await g.post(statusPath, { payment_id: id }, { key: m.api_key })).body.status,
           finalStatus,
         );
-        const events = await g.database.db
-          .selectFrom('transaction_events')
-          .select('status')
-          .where('payment_id', '=', id)
-          .where('status', 'in', ['SUCCESS', 'FAILED'])
-          .execute();
-        assert.deepEqual(
-          events.map((e) => e.status),
-          [finalStatus],
-        );
+        assert.deepEqual(await finalEvents(g, id), [finalStatus]);
         assert.equal(await count(g, 'callback_deliveries', id), 1);
         const w = await wallet(g, m.merchant_id);
         if (what === 'payout')
@@ -190,16 +192,7 @@ for (const kind of DATABASES) {
         assert.equal(after.status, 'FAILED');
         assert.equal((completed.reason as { errorCode?: string }).errorCode, 'INVALID_STATE');
       }
-      const events = await g.database.db
-        .selectFrom('transaction_events')
-        .select('status')
-        .where('payment_id', '=', id)
-        .where('status', 'in', ['SUCCESS', 'FAILED'])
-        .execute();
-      assert.deepEqual(
-        events.map((e) => e.status),
-        [after.status],
-      );
+      assert.deepEqual(await finalEvents(g, id), [after.status]);
       assert.equal(await count(g, 'callback_deliveries', id), 1);
       clock = Date.now();
     });

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { claimDue, type WorkTable } from '../db/claim.ts';
-import { jsonRecords, type RecordColumns } from '../db/json-records.ts';
+import { insertRecords, jsonRecords, type RecordColumns } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { CallbackAttemptTable, CallbackDeliveryTable, DeliveryStatus, Tables } from '../db/schema.ts';
 
@@ -90,7 +90,6 @@ const ATTEMPT_COLUMNS: RecordColumns = {
   error_kind: 'text',
   response_snippet: 'text',
 };
-const ATTEMPT_LIST = Object.keys(ATTEMPT_COLUMNS).join(', ');
 
 const MOVE_COLUMNS: RecordColumns = {
   delivery_id: 'text',
@@ -141,9 +140,7 @@ export async function recordAttempts(db: Kysely<Tables>, records: AttemptRecord[
       error_kind: r.errorKind,
       response_snippet: r.snippet,
     }));
-    await sql`
-      insert into callback_attempts (${sql.raw(ATTEMPT_LIST)})
-      select ${sql.raw(ATTEMPT_LIST)} from ${jsonRecords(tx, attempts, ATTEMPT_COLUMNS)} as a`.execute(tx);
+    await insertRecords(tx, 'callback_attempts', attempts, ATTEMPT_COLUMNS).execute(tx);
     // One statement for the deliveries of the batch (UPDATE … FROM the batch's rows). A
     // delivery recorded twice in one batch (its lease ran out and this process claimed it again)
     // goes into a statement of its own, so that each record learns whether it was the one applied.

@@ -17,13 +17,13 @@ export function Text(options: StringOptions = {}) {
 }
 
 /**
- * Printable text with something besides spaces: no control characters, no format characters
- * (zero-width and bidirectional controls such as U+202E, which make an order number shown on the
- * customer's page read differently from what is stored), no line or paragraph separators. The
- * empty string and U+0000 pass here because `minLength` and `plainText` refuse them with their own
- * words: one error per field, as pydantic reports it.
+ * Printable text with something besides spaces (docs/integration.md §2): no control characters
+ * (NUL included), no format characters (zero-width and bidirectional controls such as U+202E, which
+ * make an order number shown on the customer's page read differently from what is stored), no
+ * unpaired surrogates, no line or paragraph separators; all 422 `string_pattern_mismatch`. The empty
+ * string passes here because `minLength` refuses it in its own words: one error per field.
  */
-const PRINTABLE = '^(?:(?=.*\\S)(?:\\x00|[^\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}])+)?$';
+const PRINTABLE = '^(?:(?=.*\\S)[^\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}]+)?$';
 
 export function commonSchemas(config: Config) {
   const urlSchemes = config.allowPrivateCallbackUrls ? ['https', 'http'] : ['https'];
@@ -54,8 +54,9 @@ export function commonSchemas(config: Config) {
     ),
   );
 
+  // The pattern already refuses what `plainText` would (NUL, unpaired surrogates).
   const OrderNo = (maxLength: number) =>
-    Text({
+    Type.String({
       minLength: 1,
       maxLength,
       pattern: PRINTABLE,

@@ -3,6 +3,7 @@
  * handler that writes shape A and shape B, and the not-found handler (404, or 405 on API paths).
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailableError } from '../db/errors.ts';
@@ -136,8 +137,9 @@ export const API_HEADERS = {
 /**
  * Fastify's `clientErrorHandler`: Node's HTTP parser refused the bytes (a malformed header or chunk,
  * both Content-Length and Transfer-Encoding, NUL in a header, headers too large), or the request
- * did not arrive within REQUEST_TIMEOUT_MS. No request exists, so the answer is written to the socket
- * by hand: shape A, 408 or 400, with a fresh request id, and the connection closed. Nothing is
+ * did not arrive within REQUEST_TIMEOUT_MS. The answer is written to the socket by hand: shape A,
+ * 408 or 400, with the caller's request id when its headers arrived (else a fresh one), and the
+ * connection closed. Nothing is
  * written once a response has begun on that socket, or to a socket the client already closed.
  */
 export function clientErrorHandler(
@@ -147,9 +149,11 @@ export function clientErrorHandler(
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-  const id = randomUUID();
+  // A request whose headers arrived (its body did not) has the caller's id; otherwise a fresh one.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: IncomingMessage } })
+    ._httpMessage;
+  const id = inFlight?.req ? requestId(inFlight.req) : randomUUID();
   this.log.debug({ code: error.code, request_id: id }, timeout ? 'request timed out' : 'client error');
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !inFlight?.headersSent) {
     const err = timeout
       ? new AppError('REQUEST_TIMEOUT', 'The request did not arrive in time')

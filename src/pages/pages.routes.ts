@@ -118,11 +118,7 @@ export function isCrossSitePost(req: FastifyRequest, publicOrigin: string): bool
   return origin !== undefined && origin !== publicOrigin;
 }
 
-export const pageRoutes: FastifyPluginAsync<{ pages: PagesService; publicUrl: string }> = async (
-  app,
-  { pages, publicUrl },
-) => {
-  const publicOrigin = new URL(publicUrl).origin;
+export const pageRoutes: FastifyPluginAsync<{ pages: PagesService }> = async (app, { pages }) => {
   // Only the sandbox buttons post, and they send one short urlencoded field.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -132,8 +128,11 @@ export const pageRoutes: FastifyPluginAsync<{ pages: PagesService; publicUrl: st
       done(null, new URLSearchParams(body as string));
     },
   );
-  app.addHook('onRequest', async (_req, reply) => {
+  app.addHook('onRequest', async (req, reply) => {
     reply.headers(SECURITY_HEADERS);
+    // A form on another site must not settle a customer's payment (sandbox or not): refused before
+    // its body is read, so whatever it sends it gets the 403.
+    if (req.method === 'POST' && isCrossSitePost(req, pages.publicOrigin)) return errorPage(reply, 403);
   });
   app.setErrorHandler(pageErrorHandler);
 
@@ -159,8 +158,6 @@ export const pageRoutes: FastifyPluginAsync<{ pages: PagesService; publicUrl: st
       `/${kind}/:id/simulate`,
       { schema: { hide: true } },
       async (req, reply) => {
-        // A form on another site must not settle a customer's payment (sandbox or not).
-        if (isCrossSitePost(req, publicOrigin)) return errorPage(reply, 403);
         const statuses = req.body instanceof URLSearchParams ? req.body.getAll('status') : [];
         const status = statuses.length === 1 ? statuses[0] : undefined;
         if (status === undefined || !OUTCOMES.has(status)) return errorPage(reply, 400);

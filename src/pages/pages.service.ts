@@ -66,13 +66,17 @@ export interface PagesOptions {
 
 export class PagesService {
   private readonly basePath: string;
+  /** PUBLIC_URL's origin: where the pages' own form posts come from. */
+  readonly publicOrigin: string;
 
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly sandbox: SandboxService,
     private readonly options: PagesOptions,
   ) {
-    this.basePath = new URL(options.publicUrl).pathname.replace(/\/+$/, '');
+    const publicUrl = new URL(options.publicUrl);
+    this.basePath = publicUrl.pathname.replace(/\/+$/, '');
+    this.publicOrigin = publicUrl.origin;
   }
 
   /** The page's own path, e.g. `/pay/{id}`. */

@@ -15,7 +15,7 @@ import type { Principal } from '../merchants/merchants.service.ts';
 import type { ChannelFor } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import type { PayinFlow } from '../payments/flows.ts';
-import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
+import { replayOf, requestHash, type Created } from '../payments/idempotency.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import type { PayinInstructions } from '../channels/channel.ts';
@@ -241,7 +241,7 @@ export class PayinService {
             { 'Retry-After': '1' },
           );
         }
-        const replay = await replayOrConflict(this.db, principal, 'payin', orderNo, hash);
+        const replay = replayOf(existing, 'payin', hash);
         // The flow is part of the request hash, so a replay here is of an offsite creation.
         return flow === 'offsite' ? { ...replay, body: await withQrCode(replay.body as string) } : replay;
       }

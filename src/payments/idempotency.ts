@@ -7,7 +7,7 @@ import type { Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { sha256Hex } from '../ids.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
-import { findByOrderNo } from '../transactions/transactions.repository.ts';
+import { findByOrderNo, type TransactionRow } from '../transactions/transactions.repository.ts';
 
 /** A stable hash of a normalised request: keys sorted, undefined dropped. */
 export function requestHash(normalised: Record<string, unknown>): string {
@@ -29,7 +29,15 @@ export async function replayOrConflict(
   orderNo: string,
   hash: string,
 ): Promise<Created<never>> {
-  const existing = await findByOrderNo(db, principal.merchantId, kind, orderNo);
+  return replayOf(await findByOrderNo(db, principal.merchantId, kind, orderNo), kind, hash);
+}
+
+/** The same, for the row with that order number already read (or none). */
+export function replayOf(
+  existing: Pick<TransactionRow, 'payment_id' | 'request_hash' | 'response_json'> | undefined,
+  kind: 'payin' | 'payout',
+  hash: string,
+): Created<never> {
   if (existing && existing.request_hash === hash) return { body: existing.response_json, replayed: true };
   throw new AppError(
     'DUPLICATE_ORDER_NO',

@@ -1,12 +1,10 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
 import { sql, type Kysely } from 'kysely';
 import { claimDue, type WorkTable } from '../db/claim.ts';
-import { jsonRecords } from '../db/json-records.ts';
+import { insertRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
 import type { StatusView } from '../db/status-reads.ts';
-
-export type { StatusView };
 
 export type TransactionRow = TransactionTable;
 
@@ -31,8 +29,7 @@ export async function insertTransactions(db: Kysely<Tables>, rows: TransactionRo
   );
   // `where true` tells SQLite's parser that `on conflict` is the upsert clause, not a join's.
   const inserted = await sql<{ payment_id: string }>`
-    insert into transactions (${COLUMN_LIST})
-    select ${COLUMN_LIST} from ${jsonRecords(db, ordered, COLUMNS)} as r where true
+    ${insertRecords(db, 'transactions', ordered, COLUMNS)} where true
     on conflict (merchant_id, kind, merchant_order_no) do nothing
     returning payment_id`.execute(db);
   return new Set(inserted.rows.map((r) => r.payment_id));
@@ -67,7 +64,6 @@ const COLUMNS = {
   updated_at: 'bigint',
   finalized_at: 'bigint',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
-const COLUMN_LIST = sql.raw(Object.keys(COLUMNS).join(', '));
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -1,7 +1,7 @@
 /** SQL for wallets and ledger entries. Every balance change goes through these statements. */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { jsonRecords } from '../db/json-records.ts';
+import { insertRecords, jsonRecords } from '../db/json-records.ts';
 import type { Tables, WalletTable } from '../db/schema.ts';
 
 export interface LedgerLine {
@@ -20,8 +20,8 @@ export interface Journal {
 
 /**
  * Writes one journal's entries (a top-up, a pay-in, a payout's outcome). A journal has two or three
- * lines, so the statement has only a few texts and binds its values directly; the JSON parameter
- * of `insertJournals` is for batches of any size.
+ * lines, so the statement has only a few texts and binds its values directly: settlement measured
+ * faster so than through the JSON parameter of `insertJournals` (git log), which is for batches.
  */
 export async function insertJournal(db: Kysely<Tables>, journal: Journal, at: number): Promise<void> {
   await db
@@ -60,10 +60,7 @@ const ENTRY_COLUMNS = {
 export async function insertJournals(db: Kysely<Tables>, journals: Journal[], at: number): Promise<void> {
   if (journals.length === 0) return;
   const entries = entriesOf(journals, at);
-  await sql`
-    insert into ledger_entries (journal_id, kind, merchant_id, currency, account, amount, payment_id, created_at)
-    select journal_id, kind, merchant_id, currency, account, amount, payment_id, created_at
-    from ${jsonRecords(db, entries, ENTRY_COLUMNS)} as e`.execute(db);
+  await insertRecords(db, 'ledger_entries', entries, ENTRY_COLUMNS).execute(db);
 }
 
 export interface WalletKey {
@@ -190,10 +187,6 @@ export async function findWallet(
     .where('merchant_id', '=', merchantId)
     .where('currency', '=', currency)
     .executeTakeFirst();
-}
-
-export async function listWallets(db: Kysely<Tables>): Promise<WalletTable[]> {
-  return db.selectFrom('wallets').selectAll().orderBy('merchant_id').orderBy('currency').execute();
 }
 
 /** Journals whose entries do not add up to zero. */
