@@ -14,7 +14,15 @@ import { callbackRoutes } from './callbacks/callbacks.routes.ts';
 import { AuthFailureLimit, authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './errors.ts';
-import { createMetrics, httpMetrics, type Metrics } from './http/metrics.ts';
+import { countExceptions } from './live/exceptions.repository.ts';
+import {
+  channelMetrics,
+  createMetrics,
+  exceptionMetrics,
+  httpMetrics,
+  type Metrics,
+} from './http/metrics.ts';
+import { notificationRoutes } from './live/notifications.routes.ts';
 import {
   API_HEADERS,
   clientErrorHandler,
@@ -95,12 +103,17 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
       plugins: [addKeywords as never],
     },
   });
-  const worker = new TransactionWorker(
-    database,
-    (name) => (name === services.sandboxChannel.name ? services.sandboxChannel : undefined),
-    services.settlement,
-    { pollMs: config.workerPollMs, now, logger: app.log },
-  );
+  const worker = new TransactionWorker(database, services.channel, services.settlement, {
+    pollMs: config.workerPollMs,
+    now,
+    logger: app.log,
+    outcomes: services.outcomes,
+    notifications: services.notifications,
+    stuckAfterMs: config.channelStuckAfterS * 1000,
+  });
+  services.notifications.logger = app.log;
+  services.observeChannels(channelMetrics(metrics));
+  exceptionMetrics(metrics, () => countExceptions(database.db));
   services.payouts.onCreated = () => worker.wake();
   const dispatcher = new CallbackDispatcher(database, config, {
     registry: metrics.registry,
@@ -173,6 +186,10 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
         { name: 'Wallet', description: 'The merchant balance' },
         { name: 'Callbacks', description: 'Signed notifications of final statuses' },
         { name: 'Sandbox', description: 'Settle test transactions at once (sk_test_ keys only)' },
+        {
+          name: 'Channels',
+          description: 'Notifications from the live payment channels (signed by the provider)',
+        },
         { name: 'Operations', description: 'Health, readiness, metrics and this document' },
       ],
       components: {
@@ -224,6 +241,8 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     await api.register(sandboxRoutes, { sandbox: services.sandbox });
     await api.register(callbackRoutes, { callbacks: services.callbacks });
   });
+  // The providers' notifications: no API key (the signature is the authentication), raw bodies.
+  await app.register(notificationRoutes, { notifications: services.notifications });
 
   return { app, services, worker, dispatcher, metrics, config, database };
 }

@@ -35,6 +35,34 @@ export interface Config {
   readonly trustProxy: readonly string[] | null;
   /** When set, `/metrics` answers only with this as a bearer token. */
   readonly metricsToken: string | null;
+  /** Setu UPI for live pay-ins, or null when its settings are not set. */
+  readonly setu: SetuSettings | null;
+  /** Cashfree Payouts for live payouts, or null when its settings are not set. */
+  readonly cashfree: CashfreeSettings | null;
+  /** One request to a channel, in ms. */
+  readonly channelTimeoutMs: number;
+  /** How long to wait for a channel's notification before asking the channel, in ms. */
+  readonly channelPollMs: number;
+  /** The rails' per-transaction limits for live merchants, in paise (the minimum is 100 on both). */
+  readonly liveMaxPayinPaise: number;
+  readonly liveMaxPayoutPaise: number;
+  /** A live transaction still not final after this many seconds is listed as an exception. */
+  readonly channelStuckAfterS: number;
+}
+
+export interface SetuSettings {
+  readonly baseUrl: string;
+  readonly authUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly merchantId: string;
+  readonly webhookSecret: string;
+}
+
+export interface CashfreeSettings {
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
 }
 
 export class ConfigError extends Error {}
@@ -108,6 +136,59 @@ function metricsToken(env: Env): string | null {
   return raw;
 }
 
+/** An amount setting in rupees with at most 2 decimals, as paise. */
+function amountSetting(env: Env, name: string, fallback: string): number {
+  const raw = env[name]?.trim() || fallback;
+  const match = /^(\d{1,11})(?:\.(\d{1,2}))?$/.exec(raw);
+  if (!match || Number(raw) <= 0)
+    throw new ConfigError(`${name} must be a positive amount with at most 2 decimals, got "${raw}"`);
+  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+}
+
+/**
+ * A channel's settings: all set (the channel is on), none set (off), or some set, which stops
+ * start-up naming the ones missing.
+ */
+function channelSettings<K extends string>(
+  env: Env,
+  label: string,
+  names: Record<K, string>,
+): Record<K, string> | null {
+  const entries = Object.entries(names) as [K, string][];
+  const missing = entries.filter(([, name]) => !env[name]?.trim()).map(([, name]) => name);
+  if (missing.length === entries.length) return null;
+  if (missing.length > 0)
+    throw new ConfigError(
+      `${label} is partly configured: set ${missing.join(', ')} too (or none of its settings)`,
+    );
+  return Object.fromEntries(entries.map(([key, name]) => [key, env[name]!.trim()])) as Record<K, string>;
+}
+
+function setuSettings(env: Env): SetuSettings | null {
+  const s = channelSettings(env, 'Setu', {
+    baseUrl: 'SETU_BASE_URL',
+    clientId: 'SETU_CLIENT_ID',
+    clientSecret: 'SETU_CLIENT_SECRET',
+    merchantId: 'SETU_MERCHANT_ID',
+    webhookSecret: 'SETU_WEBHOOK_SECRET',
+  });
+  if (!s) return null;
+  return Object.freeze({
+    ...s,
+    baseUrl: url('SETU_BASE_URL', s.baseUrl),
+    authUrl: url('SETU_AUTH_URL', env.SETU_AUTH_URL?.trim() || 'https://accountservice.setu.co'),
+  });
+}
+
+function cashfreeSettings(env: Env): CashfreeSettings | null {
+  const s = channelSettings(env, 'Cashfree', {
+    baseUrl: 'CASHFREE_BASE_URL',
+    clientId: 'CASHFREE_CLIENT_ID',
+    clientSecret: 'CASHFREE_CLIENT_SECRET',
+  });
+  return s && Object.freeze({ ...s, baseUrl: url('CASHFREE_BASE_URL', s.baseUrl) });
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Builds the config from an environment (normally `process.env`). */
@@ -168,5 +249,12 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     trustProxy: trustProxy(env),
     metricsToken: metricsToken(env),
+    setu: setuSettings(env),
+    cashfree: cashfreeSettings(env),
+    channelTimeoutMs: integer(env, 'CHANNEL_TIMEOUT_MS', 10_000, 100, 120_000),
+    channelPollMs: integer(env, 'CHANNEL_POLL_MS', 60_000, 100, 86_400_000),
+    liveMaxPayinPaise: amountSetting(env, 'LIVE_MAX_PAYIN', '100000.00'),
+    liveMaxPayoutPaise: amountSetting(env, 'LIVE_MAX_PAYOUT', '500000.00'),
+    channelStuckAfterS: integer(env, 'CHANNEL_STUCK_AFTER_S', 86_400, 1),
   });
 }

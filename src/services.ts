@@ -4,10 +4,16 @@
  */
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import type { Channel } from './channels/channel.ts';
+import type { ChannelObserver } from './channels/channel-http.ts';
+import { CashfreeChannel } from './channels/cashfree.channel.ts';
 import { SandboxChannel } from './channels/sandbox.channel.ts';
+import { SetuChannel } from './channels/setu.channel.ts';
 import { CallbackService } from './callbacks/callbacks.service.ts';
+import { ChannelOutcomes } from './live/outcomes.ts';
+import { NotificationService } from './live/notifications.service.ts';
 import { MerchantService } from './merchants/merchants.service.ts';
-import { sandboxOnly } from './payments/channel-choice.ts';
+import { channelChoice } from './payments/channel-choice.ts';
 import { PayinService } from './payins/payins.service.ts';
 import { PayoutService } from './payouts/payouts.service.ts';
 import { SandboxService } from './sandbox/sandbox.service.ts';
@@ -22,18 +28,41 @@ export interface Services {
   settlement: SettlementService;
   sandbox: SandboxService;
   sandboxChannel: SandboxChannel;
+  /** The live channels that are configured. */
+  setu: SetuChannel | null;
+  cashfree: CashfreeChannel | null;
+  /** Every configured channel by name, for the worker. */
+  channel(name: string): Channel | undefined;
+  /** Sets where the live channels report each request (the app's metrics). */
+  observeChannels(observer: ChannelObserver): void;
+  outcomes: ChannelOutcomes;
+  notifications: NotificationService;
   callbacks: CallbackService;
 }
 
 export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
   const { db } = database;
   const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
-  const channelFor = sandboxOnly(sandboxChannel);
+  const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
+  const setu = config.setu ? new SetuChannel(config.setu, { ...timing, now }) : null;
+  const cashfree = config.cashfree ? new CashfreeChannel(config.cashfree, timing) : null;
+  const byName = new Map<string, Channel>(
+    [sandboxChannel, setu, cashfree]
+      .filter((c): c is NonNullable<typeof c> => c !== null)
+      .map((c) => [c.name, c]),
+  );
+  const channelFor = channelChoice(sandboxChannel, {
+    payin: setu,
+    payout: cashfree,
+    maxPayin: config.liveMaxPayinPaise,
+    maxPayout: config.liveMaxPayoutPaise,
+  });
   const settlement = new SettlementService(db, {
     payinFeeBps: config.payinFeeBps,
     callbackMaxAttempts: 1 + config.callbackMaxRetries,
     now,
   });
+  const outcomes = new ChannelOutcomes(db, settlement, now);
   return {
     merchants: new MerchantService(db, now),
     wallets: new WalletService(db, now),
@@ -42,6 +71,19 @@ export function buildServices(config: Config, database: Database, now: () => num
     settlement,
     sandbox: new SandboxService(db, sandboxChannel, settlement),
     sandboxChannel,
+    setu,
+    cashfree,
+    channel: (name) => byName.get(name),
+    observeChannels(observer) {
+      for (const c of [setu, cashfree]) if (c) c.http.observe = observer;
+    },
+    outcomes,
+    notifications: new NotificationService(
+      database,
+      { setu: config.setu?.webhookSecret ?? null, cashfree: config.cashfree?.clientSecret ?? null },
+      outcomes,
+      { now },
+    ),
     callbacks: new CallbackService(database, config, now),
   };
 }

@@ -7,7 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Channel, PayinInstructions, PayinOpening } from '../src/channels/channel.ts';
+import type {
+  Channel,
+  FinalOutcome,
+  PayinInstructions,
+  PayinOpening,
+  PayoutState,
+} from '../src/channels/channel.ts';
 import { AppError } from '../src/errors.ts';
 import type { Principal } from '../src/merchants/merchants.service.ts';
 import { OPENING_TIMEOUT_MS, PayinService } from '../src/payins/payins.service.ts';
@@ -18,8 +24,8 @@ import { skipFor, useGateway, type Gateway } from './support/harness.ts';
 /** A channel whose every opening waits until the test answers it. */
 class RemoteChannel implements Channel {
   readonly name = 'remote-test';
+  readonly live = false;
   readonly opensRemotely = true;
-  readonly payoutPollMs = 1000;
   readonly calls: { opening: PayinOpening; answer(i: PayinInstructions): void; fail(e: Error): void }[] = [];
   private waiters: (() => void)[] = [];
 
@@ -35,12 +41,24 @@ class RemoteChannel implements Channel {
     while (this.calls.length < n) await new Promise<void>((r) => this.waiters.push(r));
   }
 
-  async submitPayout(): Promise<{ channelTxnId: string }> {
+  async payinOutcome(): Promise<null> {
+    return null;
+  }
+
+  async closePayin(): Promise<FinalOutcome> {
+    return { status: 'FAILED', utr: '', channelTxnId: '' };
+  }
+
+  async submitPayout(): Promise<PayoutState> {
     throw new Error('not used');
   }
 
-  async payoutOutcome(): Promise<null> {
+  async readPayout(): Promise<null> {
     return null;
+  }
+
+  pollDelayMs(): number {
+    return 1000;
   }
 }
 
@@ -142,6 +160,9 @@ for (const kind of DATABASES) {
         pollMs: 1000,
         now: later,
         logger: { error() {}, warn() {}, info() {} },
+        outcomes: g.paygate.services.outcomes,
+        notifications: g.paygate.services.notifications,
+        stuckAfterMs: 86_400_000,
       });
       assert.ok((await worker.drain()) >= 1);
       assert.deepEqual(await rowsOf(g, 'rf-3'), []);

@@ -2,14 +2,19 @@
  * The Channel port: what a bank or PSP adapter must do for Paygate. The gateway records first,
  * calls the channel outside any database transaction, and records the outcome after. Outcomes
  * reach the gateway through a `SettlementSink`, whether the adapter learns them by polling, by a
- * webhook of the provider or, for the sandbox, by a button on the payment page.
+ * notification of the provider or, for the sandbox, by a button on the payment page.
  */
+import type { TransactionKind } from '../db/schema.ts';
 
 export interface FinalOutcome {
   status: 'SUCCESS' | 'FAILED';
-  /** 12-digit bank reference; "" when the channel has none (a failure). */
+  /** The bank's reference (12 digits for UPI and IMPS); "" when the channel has none (a failure). */
   utr: string;
   channelTxnId: string;
+  /** The amount the channel says moved, in paise, when it says; a different amount is not this outcome. */
+  amount?: number;
+  /** The provider's id of the payment or transfer behind the outcome, when it has its own. */
+  reference?: string;
 }
 
 export interface PayinOpening {
@@ -17,15 +22,26 @@ export interface PayinOpening {
   merchantOrderNo: string;
   amount: number;
   currency: string;
+  /** When the pay-in stops being payable (epoch ms). */
+  expiresAt: number;
   merchant: { name: string; vpa: string };
 }
 
-/** What the customer needs to pay: a UPI payee. */
+/** What the customer needs to pay: a UPI payee, or the channel's own UPI intent. */
 export interface PayinInstructions {
   /** The channel's reference, when it assigns one at opening; "" otherwise. */
   channelTxnId: string;
   payeeVpa: string;
   payeeName: string;
+  /** The UPI intent to hand out as it is, when the channel made one (its `tr` is the channel's). */
+  upiIntent?: string;
+}
+
+/** A pay-in the channel opened, as the worker asks about it. */
+export interface OpenPayin {
+  paymentId: string;
+  channelTxnId: string;
+  amount: number;
 }
 
 export interface PayoutSubmission {
@@ -36,27 +52,68 @@ export interface PayoutSubmission {
 }
 
 export interface PayoutInFlight extends PayoutSubmission {
+  /** "" while the payout is not known to have reached the channel. */
   channelTxnId: string;
   /** When the channel accepted it (epoch ms). */
   submittedAt: number;
 }
 
+/** What a channel knows of a payout. */
+export interface PayoutState {
+  channelTxnId: string;
+  /** Null while the bank is still working on it. */
+  outcome: FinalOutcome | null;
+  /** The money came back after SUCCESS (the outcome is then SUCCESS too). */
+  reversed: boolean;
+}
+
+/**
+ * Why a channel call did not give an answer. `unavailable`: the channel did not take the request
+ * (it could not be reached, 401 or 429): safe to send again later. `unknown`: it may have been
+ * acted on (a timeout, a reset, a 5xx): for a payout, the channel is asked before anything is sent
+ * again. `rejected`: the channel refused the request (a 4xx); `code` is its code.
+ */
+export class ChannelFailure extends Error {
+  constructor(
+    readonly kind: 'unavailable' | 'unknown' | 'rejected',
+    readonly channel: string,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ChannelFailure';
+  }
+}
+
 export interface Channel {
   readonly name: string;
+  /** Whether this channel moves real money (live merchants) rather than simulating it. */
+  readonly live: boolean;
   /**
    * Whether opening a pay-in is a call to another system. Such a pay-in is recorded before the
    * call and its answer after it (a failed call removes the record); a channel that opens locally
    * (the sandbox) answers at once, and the pay-in is recorded with that answer in one write.
    */
   readonly opensRemotely: boolean;
-  /** Opens a pay-in. Must be idempotent on `paymentId`. */
+  /** Opens a pay-in. Throws `ChannelFailure` when the channel did not open it. */
   openPayin(p: PayinOpening): Promise<PayinInstructions>;
-  /** Hands a payout to the bank. Must be idempotent on `paymentId`: it may be called again after a crash. */
-  submitPayout(p: PayoutSubmission): Promise<{ channelTxnId: string }>;
-  /** The final outcome of a submitted payout, or null while the bank is still working on it. */
-  payoutOutcome(p: PayoutInFlight): Promise<FinalOutcome | null>;
-  /** How long after submission to first ask for the outcome, in ms. */
-  readonly payoutPollMs: number;
+  /** A pay-in's outcome when its payment came, or null while it has not (polling before expiry). */
+  payinOutcome(p: OpenPayin): Promise<FinalOutcome | null>;
+  /**
+   * Closes a pay-in at its expiry, so that nobody can pay it any more, and returns its outcome:
+   * SUCCESS when a payment came after all, else FAILED.
+   */
+  closePayin(p: OpenPayin): Promise<FinalOutcome>;
+  /**
+   * Hands a payout to the bank, with the payment_id as the channel's idempotency key. Answers the
+   * channel's reference and, when the channel answered with one at once, the final outcome (a
+   * refusal is FAILED). Throws `ChannelFailure` when the outcome is not known.
+   */
+  submitPayout(p: PayoutSubmission): Promise<PayoutState>;
+  /** What the channel knows of a payout, or null when it has never seen it. */
+  readPayout(p: PayoutInFlight): Promise<PayoutState | null>;
+  /** How long after an event (submission, creation) to ask the channel, given the transaction's age. */
+  pollDelayMs(kind: TransactionKind, ageMs: number): number;
 }
 
 /** Where a channel reports a final outcome. The gateway implements it with its one final-status transition. */

@@ -4,12 +4,14 @@
  * `POST /sandbox/payin/complete`), always through the gateway's `SettlementSink`.
  */
 import { base62, newUtr } from '../ids.ts';
+import type { TransactionKind } from '../db/schema.ts';
 import type {
   Channel,
   FinalOutcome,
   PayinInstructions,
   PayinOpening,
   PayoutInFlight,
+  PayoutState,
   SettlementSink,
 } from './channel.ts';
 
@@ -25,11 +27,12 @@ export function sandboxOutcome(
 
 export class SandboxChannel implements Channel {
   readonly name = 'sandbox';
+  readonly live = false;
   readonly opensRemotely = false;
 
   constructor(
     /** SANDBOX_PAYOUT_SETTLE_MS */
-    readonly payoutPollMs: number,
+    private readonly payoutSettleMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -38,14 +41,35 @@ export class SandboxChannel implements Channel {
     return { channelTxnId: '', payeeVpa: p.merchant.vpa, payeeName: p.merchant.name };
   }
 
-  async submitPayout(): Promise<{ channelTxnId: string }> {
-    return { channelTxnId: `SBXP${base62(16)}` };
+  /** Sandbox pay-ins are settled by the page's buttons and the sandbox endpoint, never by asking. */
+  async payinOutcome(): Promise<FinalOutcome | null> {
+    return null;
   }
 
-  async payoutOutcome(p: PayoutInFlight): Promise<FinalOutcome | null> {
-    if (this.now() - p.submittedAt < this.payoutPollMs) return null;
+  async closePayin(): Promise<FinalOutcome> {
+    return { status: 'FAILED', utr: '', channelTxnId: '' };
+  }
+
+  async submitPayout(): Promise<PayoutState> {
+    return { channelTxnId: `SBXP${base62(16)}`, outcome: null, reversed: false };
+  }
+
+  /** The sandbox keeps nothing: a payout it did not give a reference to is one it never saw. */
+  async readPayout(p: PayoutInFlight): Promise<PayoutState | null> {
+    if (!p.channelTxnId) return null;
+    if (this.now() - p.submittedAt < this.payoutSettleMs)
+      return { channelTxnId: p.channelTxnId, outcome: null, reversed: false };
     const failed = p.receiver.accountNo.endsWith(SANDBOX_FAILING_ACCOUNT_SUFFIX);
-    return sandboxOutcome(failed ? 'FAILED' : 'SUCCESS', p.channelTxnId);
+    return {
+      channelTxnId: p.channelTxnId,
+      outcome: sandboxOutcome(failed ? 'FAILED' : 'SUCCESS', p.channelTxnId),
+      reversed: false,
+    };
+  }
+
+  /** A payout settles SANDBOX_PAYOUT_SETTLE_MS after submission; later looks come at most once a second. */
+  pollDelayMs(_kind: TransactionKind, ageMs: number): number {
+    return ageMs === 0 ? this.payoutSettleMs : Math.max(this.payoutSettleMs, 1000);
   }
 
   /** Settles a pay-in as the customer's bank would report it. */

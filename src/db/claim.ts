@@ -14,6 +14,8 @@ export interface WorkTable<T extends keyof Tables> {
   table: T;
   key: keyof Tables[T] & string;
   open: readonly string[];
+  /** The column holding the open values: `status` unless named. */
+  stateColumn?: keyof Tables[T] & string;
   dueAt: keyof Tables[T] & string;
   /**
    * Further columns the claim sets, as expressions. They read the row as it was before the claim
@@ -38,7 +40,7 @@ export async function claimDue<T extends keyof Tables>(
   const due = db
     .selectFrom(table)
     .select(key)
-    .where('status', 'in', work.open)
+    .where(work.stateColumn ?? 'status', 'in', work.open)
     .where(dueAt, '<=', now)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .orderBy(dueAt)

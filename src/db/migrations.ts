@@ -192,11 +192,71 @@ function initial(kind: DatabaseKind): Migration {
   };
 }
 
+/** Live channels: what a channel handed out and was sent, its notifications and its exceptions. */
+function liveChannels(kind: DatabaseKind): Migration {
+  const serial = kind === 'postgres' ? 'bigserial' : 'integer';
+  return {
+    async up(db: AnyDb) {
+      // One column per statement: SQLite's ALTER TABLE adds one at a time.
+      await db.schema.alterTable('transactions').addColumn('upi_intent', 'text').execute();
+      await db.schema
+        .alterTable('transactions')
+        .addColumn('submit_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('transactions').addColumn('reversed_at', 'bigint').execute();
+
+      await db.schema
+        .createTable('channel_events')
+        .addColumn('id', serial, (c) =>
+          kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+        )
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('event_id', 'text', (c) => c.notNull())
+        .addColumn('payment_id', 'text')
+        .addColumn('reference', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('pending', 'applied')`))
+        .addColumn('next_action_at', 'bigint')
+        .addColumn('lease_until', 'bigint')
+        .addColumn('received_at', 'bigint', (c) => c.notNull())
+        .addColumn('applied_at', 'bigint')
+        .addUniqueConstraint('channel_events_event', ['provider', 'event_id'])
+        .execute();
+      await db.schema
+        .createIndex('channel_events_due')
+        .on('channel_events')
+        .columns(['state', 'next_action_at'])
+        .execute();
+      await db.schema
+        .createIndex('channel_events_payment')
+        .on('channel_events')
+        .column('payment_id')
+        .execute();
+
+      await db.schema
+        .createTable('channel_exceptions')
+        .addColumn('id', serial, (c) =>
+          kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+        )
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('payment_id', 'text')
+        .addColumn('reference', 'text', (c) => c.notNull())
+        .addColumn('amount', 'bigint')
+        .addColumn('detail', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('channel_exceptions_one', ['kind', 'provider', 'reference'])
+        .execute();
+    },
+  };
+}
+
 /** Migrations in order; names sort lexically, which is the order kysely applies them in. */
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(kind) };
+      return { '0001_initial': initial(kind), '0002_live_channels': liveChannels(kind) };
     },
   };
 }

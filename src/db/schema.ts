@@ -88,6 +88,15 @@ export interface TransactionTable {
   created_at: number;
   updated_at: number;
   finalized_at: number | null;
+  /** The UPI intent a live channel handed out for a pay-in (its `tr` is the channel's reference), or null. */
+  upi_intent: string | null;
+  /**
+   * How many times a worker took up a PENDING payout to hand it to its channel. Above one, an
+   * earlier attempt may have reached the channel: the channel is asked before anything is sent again.
+   */
+  submit_attempts: number;
+  /** When a payout's money came back after SUCCESS (the beneficiary's bank returned it), or null. */
+  reversed_at: number | null;
 }
 
 export interface TransactionEventTable {
@@ -130,6 +139,44 @@ export interface CallbackAttemptTable {
   response_snippet: string | null;
 }
 
+export type ChannelEventState = 'pending' | 'applied';
+
+/** A verified notification from a channel, stored before it is answered and applied once. */
+export interface ChannelEventTable {
+  id: Generated<number>;
+  /** setu | cashfree */
+  provider: string;
+  /** The provider's event id, or a SHA-256 of the body where the provider gives none. */
+  event_id: string;
+  /** The Paygate transaction it names, when it names one. */
+  payment_id: string | null;
+  /** The provider's id of the payment or transfer. */
+  reference: string;
+  type: string;
+  body: string;
+  state: ChannelEventState;
+  /** When a worker may apply it, if the request that stored it did not. */
+  next_action_at: number | null;
+  lease_until: number | null;
+  received_at: number;
+  applied_at: number | null;
+}
+
+/** Something a channel reported that no status change covers, kept for the operator. */
+export interface ChannelExceptionTable {
+  id: Generated<number>;
+  /** amount_mismatch, payment_after_final, unknown_reference, reversal, stuck */
+  kind: string;
+  provider: string;
+  payment_id: string | null;
+  /** What makes it one exception: the provider's payment or transfer id, or the payment_id. */
+  reference: string;
+  /** Paise, when the channel reported an amount. */
+  amount: number | null;
+  detail: string;
+  created_at: number;
+}
+
 export interface Tables {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -139,4 +186,6 @@ export interface Tables {
   transaction_events: TransactionEventTable;
   callback_deliveries: CallbackDeliveryTable;
   callback_attempts: CallbackAttemptTable;
+  channel_events: ChannelEventTable;
+  channel_exceptions: ChannelExceptionTable;
 }

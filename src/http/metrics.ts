@@ -1,5 +1,5 @@
 /** Prometheus metrics. Each app has its own registry, so several apps can live in one process (tests). */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -34,4 +34,57 @@ export function httpMetrics(metrics: Metrics): HttpRecorder {
     requests.inc(labels);
     latency.observe(labels, seconds);
   };
+}
+
+/** Requests to the live channels: count by channel, operation and outcome; latency by channel and operation. */
+export function channelMetrics(
+  metrics: Metrics,
+): (channel: string, operation: string, outcome: string, seconds: number) => void {
+  const requests = new Counter({
+    name: 'paygate_channel_requests_total',
+    help: 'Requests to payment channels by channel, operation and outcome (ok, http_<status>, timeout, reset, refused, …)',
+    labelNames: ['channel', 'operation', 'outcome'] as const,
+    registers: [metrics.registry],
+  });
+  const latency = new Histogram({
+    name: 'paygate_channel_request_duration_seconds',
+    help: 'Latency of requests to payment channels by channel and operation',
+    labelNames: ['channel', 'operation'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [metrics.registry],
+  });
+  return (channel, operation, outcome, seconds) => {
+    requests.inc({ channel, operation, outcome });
+    latency.observe({ channel, operation }, seconds);
+  };
+}
+
+/** Channel exceptions by kind, counted in the database when scraped (every process shows the same). */
+export function exceptionMetrics(
+  metrics: Metrics,
+  count: () => Promise<{ kind: string; count: number }[]>,
+): void {
+  new Gauge({
+    name: 'paygate_channel_exceptions',
+    help: 'Channel exceptions kept for the operator, by kind (paygate channels exceptions lists them)',
+    labelNames: ['kind'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      try {
+        const rows = await count();
+        this.reset();
+        for (const kind of [
+          'amount_mismatch',
+          'payment_after_final',
+          'unknown_reference',
+          'reversal',
+          'stuck',
+        ])
+          this.set({ kind }, 0);
+        for (const r of rows) this.set({ kind: r.kind }, r.count);
+      } catch {
+        // The database is down: /readyz says so; the gauge keeps its last values.
+      }
+    },
+  });
 }

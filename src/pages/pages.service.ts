@@ -9,7 +9,7 @@ import type { Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { formatAmount, formatIndian } from '../money.ts';
 import type { PayinFlow } from '../payments/flows.ts';
-import { deepLinks, qrSvg, upiIntent, type UpiPayment } from '../upi/upi.ts';
+import { deepLinks, intentPayee, qrSvg, upiIntent, type UpiPayment } from '../upi/upi.ts';
 import type { SandboxService } from '../sandbox/sandbox.service.ts';
 import { findPagePayin, type PageRow } from './pages.repository.ts';
 
@@ -126,17 +126,11 @@ export class PagesService {
           : 'expired';
     let svg = '';
     let links: PageView['links'] = null;
+    // A live channel's own intent is handed out as it is: its `tr` is the channel's reference.
+    const intent = txn.upi_intent ?? upiIntent(this.upiPayment(row));
     if (state === 'pending') {
-      const upi: UpiPayment = {
-        payeeVpa: row.merchantVpa,
-        payeeName: row.merchantName,
-        amount: txn.amount,
-        currency: txn.currency,
-        paymentId: txn.payment_id,
-        orderNo: txn.merchant_order_no,
-      };
-      svg = await qrSvg(upiIntent(upi));
-      links = deepLinks(upi);
+      svg = await qrSvg(intent);
+      links = deepLinks(intent);
     }
     return {
       page: {
@@ -152,12 +146,24 @@ export class PagesService {
         sandbox: txn.channel === this.options.sandboxChannel,
         returnsTo: txn.redirect_url !== null,
         returnLink: back,
-        payeeVpa: row.merchantVpa,
+        payeeVpa: txn.upi_intent ? intentPayee(txn.upi_intent) : row.merchantVpa,
         notifies: txn.callback_url !== null,
         finalAt: txn.finalized_at ? istTime(txn.finalized_at) : '',
         qrSvg: svg,
         links,
       },
+    };
+  }
+
+  private upiPayment(row: PageRow): UpiPayment {
+    const { txn } = row;
+    return {
+      payeeVpa: row.merchantVpa,
+      payeeName: row.merchantName,
+      amount: txn.amount,
+      currency: txn.currency,
+      paymentId: txn.payment_id,
+      orderNo: txn.merchant_order_no,
     };
   }
 

@@ -18,7 +18,7 @@ import type { PayinFlow } from '../payments/flows.ts';
 import { replayOf, requestHash, type Created } from '../payments/idempotency.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import type { PayinInstructions } from '../channels/channel.ts';
+import { ChannelFailure, type PayinInstructions } from '../channels/channel.ts';
 import {
   deleteOpening,
   findByOrderNo,
@@ -34,15 +34,21 @@ import type {
   PayinRequest,
   PayinStatusView,
 } from './payins.schemas.ts';
-import { deepLinks, qrDataUrl, upiIntent } from '../upi/upi.ts';
+import { deepLinks, qrDataUrl, upiIntent as buildIntent } from '../upi/upi.ts';
 
 const PAGE_PATH: Record<PayinFlow, string> = { onsite: 'pay', p2p: 'p2p', offsite: 'cashier' };
 
 /**
  * How long a pay-in may stay opening (recorded, its channel not answered yet): longer than any
- * channel call may take. A row still opening after it was abandoned by a process that stopped.
+ * channel call may take (`openingTimeoutMs`). A row still opening after it was abandoned by a
+ * process that stopped.
  */
 export const OPENING_TIMEOUT_MS = 60_000;
+
+/** The opening timeout for a CHANNEL_TIMEOUT_MS: room for a token login, a call and its retry after a 401. */
+export function openingTimeoutMs(channelTimeoutMs: number): number {
+  return Math.max(OPENING_TIMEOUT_MS, 4 * channelTimeoutMs);
+}
 /** How often a repeat of an opening order looks whether the answer is there. */
 const OPENING_POLL_MS = 25;
 
@@ -50,6 +56,8 @@ interface Answer {
   response: PagePayinResponse | OffsitePayinResponse;
   stored: string;
   channelTxnId: string;
+  /** The channel's own UPI intent, when it made one. */
+  upiIntent: string | null;
 }
 
 /** The most pay-ins written in one statement (27 parameters each). */
@@ -65,6 +73,7 @@ export class PayinService {
   private readonly inserts: BatchQueue<TransactionRow, boolean>;
 
   private readonly db: Kysely<Tables>;
+  private readonly openingTimeoutMs: number;
 
   constructor(
     private readonly database: Database,
@@ -74,6 +83,7 @@ export class PayinService {
   ) {
     this.db = database.db;
     this.now = now ?? Date.now;
+    this.openingTimeoutMs = openingTimeoutMs(config.channelTimeoutMs);
     this.inserts = new BatchQueue(async (rows) => {
       const inserted = await insertTransactions(this.db, rows);
       return rows.map((r) => inserted.has(r.payment_id));
@@ -85,9 +95,9 @@ export class PayinService {
     flow: PayinFlow,
     req: PayinRequest,
   ): Promise<Created<PagePayinResponse | OffsitePayinResponse>> {
-    const channel = this.channelFor(principal);
     const currency = checkCurrency(this.config, req.money.currency);
     const amount = toPaise(req.money.amount);
+    const channel = this.channelFor(principal, 'payin', amount, currency);
     const user = req.user_details ?? {};
     const phone = user.phone_number ?? req.phone ?? null;
     const callbackUrl = req.callback_url ?? null;
@@ -134,12 +144,16 @@ export class PayinService {
       created_at: at,
       updated_at: at,
       finalized_at: null,
+      upi_intent: null,
+      submit_attempts: 0,
+      reversed_at: null,
     };
     const opening = {
       paymentId,
       merchantOrderNo: req.merchant_order_no,
       amount,
       currency,
+      expiresAt,
       merchant: { name: principal.merchantName, vpa: principal.vpa },
     };
 
@@ -158,19 +172,22 @@ export class PayinService {
     // Recorded first, so that a repeat of the order waits for this call instead of opening a
     // second one; until the answer is recorded the worker treats the row as abandoned after
     // OPENING_TIMEOUT_MS, and removes it.
-    if (!(await this.inserts.submit({ ...row, next_action_at: at + OPENING_TIMEOUT_MS })))
+    if (!(await this.inserts.submit({ ...row, next_action_at: at + this.openingTimeoutMs })))
       return this.replay(principal, flow, req.merchant_order_no, hash);
     let answer: Answer;
     try {
       answer = await this.answer(flow, row, await channel.openPayin(opening));
     } catch (err) {
       await deleteOpening(this.db, paymentId);
-      throw err;
+      throw err instanceof ChannelFailure ? openingError(err) : err;
     }
     const recorded = await recordOpened(this.db, paymentId, {
       responseJson: answer.stored,
       channelTxnId: answer.channelTxnId,
+      upiIntent: answer.upiIntent,
       expiresAt,
+      // A live channel's pay-in is asked about when no notification came within CHANNEL_POLL_MS.
+      nextActionAt: Math.min(expiresAt, at + channel.pollDelayMs('payin', 0)),
     });
     // Answered after OPENING_TIMEOUT_MS: the record was removed as abandoned, so this pay-in
     // does not exist and must not be handed out.
@@ -195,9 +212,10 @@ export class PayinService {
     const base = { success: true, payment_id: paymentId };
     const tail = { amount: toRupees(row.amount), currency: row.currency, message: 'Payment created' };
     const channelTxnId = instructions.channelTxnId;
+    const upiIntent = instructions.upiIntent ?? null;
     if (flow !== 'offsite') {
       const response = { ...base, payment_url: pageUrl, ...tail };
-      return { response, stored: JSON.stringify(response), channelTxnId };
+      return { response, stored: JSON.stringify(response), channelTxnId, upiIntent };
     }
     const upi = {
       payeeVpa: instructions.payeeVpa,
@@ -207,14 +225,15 @@ export class PayinService {
       paymentId,
       orderNo: row.merchant_order_no,
     };
-    const intent = upiIntent(upi);
-    const data = { cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(upi) };
+    const intent = upiIntent ?? buildIntent(upi);
+    const data = { cashier_url: pageUrl, cashier_string: intent, deep_links: deepLinks(intent) };
     return {
       response: { ...base, data: { qrCode: await qrDataUrl(intent), ...data }, ...tail },
       // Stored without the QR code (most of the response's size, and a pure function of the
       // intent): a replay draws it again (`withQrCode`).
       stored: JSON.stringify({ ...base, data, ...tail }),
       channelTxnId,
+      upiIntent,
     };
   }
 
@@ -229,7 +248,7 @@ export class PayinService {
     orderNo: string,
     hash: string,
   ): Promise<Created<PagePayinResponse | OffsitePayinResponse>> {
-    const deadline = Date.now() + OPENING_TIMEOUT_MS;
+    const deadline = Date.now() + this.openingTimeoutMs;
     for (;;) {
       const existing = await findByOrderNo(this.db, principal.merchantId, 'payin', orderNo);
       if (!existing || existing.request_hash !== hash || existing.response_json !== OPENING) {
@@ -262,6 +281,24 @@ export class PayinService {
     // A pay-in is never PROCESSING; only payouts pass through that status.
     return toStatusResponse(row) as PayinStatusView;
   }
+}
+
+/**
+ * What the merchant is told when the channel did not open the pay-in: 400 CHANNEL_REJECTED with the
+ * provider's code when it refused the request, else 503 CHANNEL_UNAVAILABLE (try again shortly).
+ */
+function openingError(failure: ChannelFailure): AppError {
+  if (failure.kind === 'rejected')
+    return new AppError('CHANNEL_REJECTED', 'The payment channel refused the request', {
+      channel: failure.channel,
+      provider_code: failure.code,
+    });
+  return new AppError(
+    'CHANNEL_UNAVAILABLE',
+    'The payment channel is not answering; send the request again shortly',
+    { channel: failure.channel },
+    { 'Retry-After': '5' },
+  );
 }
 
 /**

@@ -1,21 +1,53 @@
-/** Channel choice: which channel a merchant's payments go through, the same for both kinds. */
+/**
+ * Channel choice: which channel a merchant's payment goes through. Test merchants get the sandbox;
+ * live merchants get the live channel of the payment's kind (Setu for pay-ins, Cashfree for
+ * payouts) within the rails' limits, or 403 when that channel is not configured.
+ */
 import type { Channel } from '../channels/channel.ts';
+import type { TransactionKind } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
+import { toRupees } from '../money.ts';
 
-/** Resolves the channel for a merchant's mode, or throws 403 when none is configured. */
-export type ChannelFor = (principal: Principal) => Channel;
+/** Resolves the channel for a merchant's payment, or throws (403 not configured, 400 out of range). */
+export type ChannelFor = (
+  principal: Principal,
+  kind: TransactionKind,
+  amount: number,
+  currency: string,
+) => Channel;
 
-/**
- * The choice while the sandbox is the only channel: test merchants get it, live merchants a 403
- * (there is no live channel to send their money through).
- */
-export function sandboxOnly(sandbox: Channel): ChannelFor {
-  return (p) => {
+/** The least a live rail takes, in paise (both UPI and IMPS): 1.00. */
+export const LIVE_MIN_PAISE = 100;
+
+export interface LiveChannels {
+  payin: Channel | null;
+  payout: Channel | null;
+  /** The most a live payment of each kind may be, in paise. */
+  maxPayin: number;
+  maxPayout: number;
+}
+
+export function channelChoice(sandbox: Channel, live: LiveChannels): ChannelFor {
+  return (p, kind, amount, currency) => {
     if (p.mode === 'test') return sandbox;
-    throw new AppError(
-      'LIVE_CHANNEL_NOT_CONFIGURED',
-      'No live payment channel is configured for this gateway',
-    );
+    const channel = kind === 'payin' ? live.payin : live.payout;
+    if (!channel)
+      throw new AppError(
+        'LIVE_CHANNEL_NOT_CONFIGURED',
+        `No live ${kind === 'payin' ? 'pay-in' : 'payout'} channel is configured for this gateway`,
+      );
+    if (currency !== 'INR')
+      throw new AppError('VALIDATION_INVALID_CURRENCY', `Live payments are in INR only`, {
+        supported_currencies: ['INR'],
+      });
+    const max = kind === 'payin' ? live.maxPayin : live.maxPayout;
+    if (amount < LIVE_MIN_PAISE || amount > max)
+      throw new AppError(
+        'AMOUNT_OUT_OF_RANGE',
+        `A live ${kind === 'payin' ? 'pay-in' : 'payout'} must be from ${toRupees(LIVE_MIN_PAISE).toFixed(2)} to ${toRupees(max).toFixed(2)}`,
+        { min: toRupees(LIVE_MIN_PAISE), max: toRupees(max) },
+      );
+    return channel;
   };
 }

@@ -42,9 +42,9 @@ export class PayoutService {
   }
 
   async create(principal: Principal, req: PayoutRequest): Promise<Created<PayoutResponse>> {
-    const channel = this.channelFor(principal);
     const currency = checkCurrency(this.config, req.money.currency);
     const amount = toPaise(req.money.amount);
+    const channel = this.channelFor(principal, 'payout', amount, currency);
     const user = req.user_details ?? {};
     const callbackUrl = req.callback_url ?? null;
     const hash = requestHash({
@@ -98,6 +98,9 @@ export class PayoutService {
         created_at: at,
         updated_at: at,
         finalized_at: null,
+        upi_intent: null,
+        submit_attempts: 0,
+        reversed_at: null,
       },
     };
     let written = await this.writer.submit(pending);

@@ -10,8 +10,8 @@ import type { Tables } from '../db/schema.ts';
 import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
 import { callbackBody } from '../callbacks/signature.ts';
 import { enqueueDelivery } from '../callbacks/outbox.repository.ts';
-import { creditPayin, settlePayout } from '../wallet/wallet.service.ts';
-import { insertEvent, markFinal, type TransactionRow } from './transactions.repository.ts';
+import { creditPayin, reversePayout, settlePayout } from '../wallet/wallet.service.ts';
+import { insertEvent, markFinal, markReversed, type TransactionRow } from './transactions.repository.ts';
 
 export interface SettlementOptions {
   payinFeeBps: number;
@@ -98,5 +98,25 @@ export class SettlementService implements SettlementSink {
     if (!result) return { changed: false };
     for (const listener of this.listeners) listener(result.txn, result.deliveryId);
     return { changed: true };
+  }
+
+  /**
+   * A successful payout whose money came back (the beneficiary's bank returned it): once per
+   * payout, the amount returns to available through a journal. The status stays SUCCESS, and the
+   * merchant's one callback of it stays the only one.
+   */
+  async reverse(paymentId: string, source: string): Promise<TransactionRow | null> {
+    return this.db.transaction().execute(async (tx) => {
+      const at = this.now();
+      const txn = await markReversed(tx, paymentId, at);
+      if (!txn) return null;
+      await insertEvent(tx, paymentId, 'SUCCESS', `${source}:reversed`, at);
+      await reversePayout(
+        tx,
+        { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId },
+        at,
+      );
+      return txn;
+    });
   }
 }

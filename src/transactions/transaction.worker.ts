@@ -6,7 +6,9 @@
  * process that stopped is claimed again once its lease has run out.
  */
 import type { Database } from '../db/database.ts';
-import type { Channel } from '../channels/channel.ts';
+import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
+import type { ChannelOutcomes } from '../live/outcomes.ts';
+import type { NotificationService } from '../live/notifications.service.ts';
 import {
   claimDueTransactions,
   deleteOpening,
@@ -47,7 +49,16 @@ export class TransactionWorker {
     private readonly database: Database,
     private readonly channels: (name: string) => Channel | undefined,
     private readonly settlement: SettlementService,
-    private readonly options: { pollMs: number; now?: () => number; logger: WorkerLogger },
+    private readonly options: {
+      pollMs: number;
+      now?: () => number;
+      logger: WorkerLogger;
+      outcomes: ChannelOutcomes;
+      /** Applies stored channel notifications that their request did not. */
+      notifications: NotificationService;
+      /** CHANNEL_STUCK_AFTER_S in ms: a live transaction not final after it is an exception. */
+      stuckAfterMs: number;
+    },
   ) {
     this.storeDown = new OutageLog(options.logger, 'transaction worker');
   }
@@ -114,8 +125,14 @@ export class TransactionWorker {
       }
       await Promise.all(rows.map((row) => this.handle(row)));
       handled += rows.length;
-      if (rows.length < BATCH || this.stopped) return handled;
+      if (rows.length < BATCH || this.stopped) break;
     }
+    try {
+      while ((await this.options.notifications.applyDue(BATCH)) === BATCH && !this.stopped);
+    } catch (err) {
+      this.storeDown.failed(err, 'applying stored channel notifications failed');
+    }
+    return handled;
   }
 
   /**
@@ -144,49 +161,131 @@ export class TransactionWorker {
         await deleteOpening(this.database.db, row.payment_id);
         return;
       }
-      if (row.kind === 'payin') {
+      const channel = this.channels(row.channel);
+      if (!channel) throw new Error(`channel ${row.channel} is not configured`);
+      const ageMs = this.now - row.created_at;
+      if (channel.live && ageMs >= this.options.stuckAfterMs)
+        await this.options.outcomes.stuck(row, ageMs / 1000);
+      if (row.kind === 'payin') await this.payin(row, channel);
+      else await this.payout(row, channel);
+    } catch (err) {
+      const failure = err instanceof ChannelFailure ? err : null;
+      const log = {
+        payment_id: row.payment_id,
+        channel: row.channel,
+        ...(failure && { kind: failure.kind, code: failure.code }),
+      };
+      if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
+      else this.storeDown.failed(err, 'transaction worker step failed', log);
+      await reschedule(
+        this.database.db,
+        row.payment_id,
+        this.now + this.retryDelay(row, failure !== null),
+      ).catch(() => {});
+    }
+  }
+
+  /**
+   * A pay-in due: at its expiry, closed at the channel (a payment found then wins) and otherwise
+   * FAILED; before it, the channel asked whether it was paid (no notification came).
+   */
+  private async payin(row: TransactionRow, channel: Channel): Promise<void> {
+    const open = { paymentId: row.payment_id, channelTxnId: row.channel_txn_id, amount: row.amount };
+    const expired = this.now >= (row.expires_at ?? 0);
+    if (expired) {
+      if (channel.live) {
+        const outcome = await channel.closePayin(open);
+        if (outcome.status === 'SUCCESS')
+          await this.options.outcomes.payin(row, outcome, `expiry:${channel.name}`);
+      }
+      // Still PENDING (nothing paid it, or what came is an exception): it ran out of time.
+      await this.settlement.settle(row.payment_id, { status: 'FAILED', utr: '', channelTxnId: '' }, 'expiry');
+      return;
+    }
+    const outcome = await channel.payinOutcome(open);
+    if (outcome) {
+      await this.options.outcomes.payin(row, outcome, `poll:${channel.name}`);
+      return;
+    }
+    const next = this.now + channel.pollDelayMs('payin', this.now - row.created_at);
+    await reschedule(this.database.db, row.payment_id, Math.min(row.expires_at ?? next, next));
+  }
+
+  /**
+   * A payout due: handed to its channel (PENDING), or asked about (PROCESSING). A payout taken up
+   * before (`submit_attempts` above one) may have reached the channel already: the channel is asked
+   * first, and only a payout it never saw is sent again, under the same payment_id.
+   */
+  private async payout(row: TransactionRow, channel: Channel): Promise<void> {
+    const submission = {
+      paymentId: row.payment_id,
+      amount: row.amount,
+      currency: row.currency,
+      receiver: {
+        name: row.receiver_name ?? '',
+        accountNo: row.receiver_account_no ?? '',
+        ifsc: row.receiver_ifsc ?? '',
+      },
+    };
+    // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
+    const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
+    if (row.status === 'PENDING') {
+      const sentBefore = row.submit_attempts > 1;
+      const known = sentBefore ? await channel.readPayout(inFlight) : null;
+      if (known) return this.accepted(row, channel, known);
+      let state: PayoutState;
+      try {
+        state = await channel.submitPayout(submission);
+      } catch (err) {
+        if (!(err instanceof ChannelFailure) || err.kind !== 'rejected') throw err;
+        // Refused. After an earlier attempt the refusal may be of a duplicate: the channel has it.
+        const again = sentBefore ? await channel.readPayout(inFlight) : null;
+        if (again) return this.accepted(row, channel, again);
         await this.settlement.settle(
           row.payment_id,
           { status: 'FAILED', utr: '', channelTxnId: '' },
-          'expiry',
+          `channel:${channel.name}:rejected:${err.code}`,
         );
         return;
       }
-      const channel = this.channels(row.channel);
-      if (!channel) throw new Error(`channel ${row.channel} is not configured`);
-      const submission = {
-        paymentId: row.payment_id,
-        amount: row.amount,
-        currency: row.currency,
-        receiver: {
-          name: row.receiver_name ?? '',
-          accountNo: row.receiver_account_no ?? '',
-          ifsc: row.receiver_ifsc ?? '',
-        },
-      };
-      if (row.status === 'PENDING') {
-        const { channelTxnId } = await channel.submitPayout(submission);
-        // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
-        // for another payout must not keep this one PENDING while its lease runs down.
-        await this.processing.submit({
-          paymentId: row.payment_id,
-          channelTxnId,
-          nextActionAt: this.now + channel.payoutPollMs,
-        });
-        return;
-      }
-      const outcome = await channel.payoutOutcome({
-        ...submission,
-        channelTxnId: row.channel_txn_id,
-        // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
-        submittedAt: row.updated_at,
-      });
-      if (outcome) await this.settlement.settle(row.payment_id, outcome, `channel:${channel.name}`);
-      else
-        await reschedule(this.database.db, row.payment_id, this.now + Math.max(channel.payoutPollMs, 1000));
-    } catch (err) {
-      this.storeDown.failed(err, 'transaction worker step failed', { payment_id: row.payment_id });
-      await reschedule(this.database.db, row.payment_id, this.now + this.options.pollMs).catch(() => {});
+      return this.accepted(row, channel, state);
     }
+    const state = await channel.readPayout(inFlight);
+    if (state?.outcome) await this.options.outcomes.payout(row, state, `channel:${channel.name}`);
+    else
+      await reschedule(
+        this.database.db,
+        row.payment_id,
+        this.now + channel.pollDelayMs('payout', this.now - row.updated_at),
+      );
+  }
+
+  /** A payout the channel has: final already, or recorded PROCESSING to be asked about later. */
+  private async accepted(row: TransactionRow, channel: Channel, state: PayoutState): Promise<void> {
+    if (state.outcome) {
+      await this.options.outcomes.payout(row, state, `channel:${channel.name}`);
+      return;
+    }
+    // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
+    // for another payout must not keep this one PENDING while its lease runs down.
+    await this.processing.submit({
+      paymentId: row.payment_id,
+      channelTxnId: state.channelTxnId,
+      nextActionAt: this.now + channel.pollDelayMs('payout', 0),
+    });
+  }
+
+  /**
+   * When to try a transaction again after a failed step: a payout's submission backs off 1, 2, 4 …
+   * seconds up to 5 minutes; a pay-in past its expiry as long as it has been expired (1 s to 5 min);
+   * anything else at the next poll.
+   */
+  private retryDelay(row: TransactionRow, channelFailed: boolean): number {
+    if (!channelFailed) return this.options.pollMs;
+    if (row.kind === 'payout' && row.status === 'PENDING')
+      return Math.min(1000 * 2 ** Math.min(Math.max(row.submit_attempts - 1, 0), 20), 300_000);
+    if (row.kind === 'payin' && this.now >= (row.expires_at ?? 0))
+      return Math.min(Math.max(this.now - (row.expires_at ?? 0), 1000), 300_000);
+    return Math.max(this.options.pollMs, 1000);
   }
 }

@@ -63,6 +63,9 @@ const COLUMNS = {
   created_at: 'bigint',
   updated_at: 'bigint',
   finalized_at: 'bigint',
+  upi_intent: 'text',
+  submit_attempts: 'bigint',
+  reversed_at: 'bigint',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
 
 function compare(a: string, b: string): number {
@@ -79,15 +82,22 @@ export const OPENING = '';
 export async function recordOpened(
   db: Kysely<Tables>,
   paymentId: string,
-  opened: { responseJson: string; channelTxnId: string; expiresAt: number },
+  opened: {
+    responseJson: string;
+    channelTxnId: string;
+    upiIntent: string | null;
+    expiresAt: number;
+    nextActionAt: number;
+  },
 ): Promise<boolean> {
   const result = await db
     .updateTable('transactions')
     .set({
       response_json: opened.responseJson,
       channel_txn_id: opened.channelTxnId,
+      upi_intent: opened.upiIntent,
       expires_at: opened.expiresAt,
-      next_action_at: opened.expiresAt,
+      next_action_at: opened.nextActionAt,
     })
     .where('payment_id', '=', paymentId)
     .where('response_json', '=', OPENING)
@@ -174,6 +184,23 @@ export async function markFinal(
     .executeTakeFirst();
 }
 
+/** Marks a successful payout reversed, once. Returns it, or undefined when it was not a SUCCESS payout or was reversed already. */
+export async function markReversed(
+  db: Kysely<Tables>,
+  paymentId: string,
+  at: number,
+): Promise<TransactionRow | undefined> {
+  return db
+    .updateTable('transactions')
+    .set({ reversed_at: at, updated_at: at })
+    .where('payment_id', '=', paymentId)
+    .where('kind', '=', 'payout')
+    .where('status', '=', 'SUCCESS')
+    .where('reversed_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
 export async function insertEvent(
   db: Kysely<Tables>,
   paymentId: string,
@@ -193,6 +220,10 @@ const DUE_TRANSACTIONS: WorkTable<'transactions'> = {
   key: 'payment_id',
   open: ['PENDING', 'PROCESSING'],
   dueAt: 'next_action_at',
+  // Each time a PENDING payout is taken up to be sent: above one, an earlier attempt may have reached its channel.
+  alsoSet: {
+    submit_attempts: sql`submit_attempts + case when kind = 'payout' and status = 'PENDING' then 1 else 0 end`,
+  },
 };
 
 /** Claims transactions whose next action is due, for `leaseMs`. */

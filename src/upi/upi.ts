@@ -25,15 +25,20 @@ export function upiIntent(p: UpiPayment): string {
   return `upi://pay?${upiQuery(p)}`;
 }
 
-/** The same payment as a deep link into the generic UPI handler and into three apps. */
-export function deepLinks(p: UpiPayment): { upi: string; gpay: string; phonepe: string; paytm: string } {
-  const q = upiQuery(p);
+/** A UPI intent as a deep link into the generic UPI handler and into three apps. */
+export function deepLinks(intent: string): { upi: string; gpay: string; phonepe: string; paytm: string } {
+  const q = intent.slice(intent.indexOf('?') + 1);
   return {
     upi: `upi://pay?${q}`,
     gpay: `tez://upi/pay?${q}`,
     phonepe: `phonepe://pay?${q}`,
     paytm: `paytmmp://pay?${q}`,
   };
+}
+
+/** The payee (`pa`) of a UPI intent, or "" when it names none. */
+export function intentPayee(intent: string): string {
+  return new URLSearchParams(intent.slice(intent.indexOf('?') + 1)).get('pa') ?? '';
 }
 
 /** Light modules around the symbol, in the PNG and on the page. */

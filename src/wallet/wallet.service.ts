@@ -194,6 +194,33 @@ export async function settlePayout(
   await releaseHeld(db, p.merchantId, p.currency, p.amount, !p.success, at);
 }
 
+/**
+ * A payout the beneficiary's bank sent back after SUCCESS: the amount returns from the bank
+ * payouts account to available.
+ */
+export async function reversePayout(
+  db: Db,
+  p: { merchantId: string; currency: string; amount: number; paymentId: string },
+  at: number,
+): Promise<void> {
+  await insertJournal(
+    db,
+    {
+      journalId: prefixedId('jnl'),
+      kind: 'payout_reversal',
+      merchantId: p.merchantId,
+      currency: p.currency,
+      paymentId: p.paymentId,
+      lines: [
+        { account: EXTERNAL.payouts, amount: -p.amount },
+        { account: 'available', amount: p.amount },
+      ],
+    },
+    at,
+  );
+  if (!(await addAvailable(db, p.merchantId, p.currency, p.amount, at, BALANCE_LIMIT))) throw balanceLimit();
+}
+
 export class WalletService {
   constructor(
     private readonly db: Db,

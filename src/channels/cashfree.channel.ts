@@ -1,0 +1,164 @@
+/**
+ * Cashfree Payouts (API version 2024-01-01) for live payouts: one transfer per payout, its
+ * `transfer_id` the payment_id, read back by `transfer_id`. Every call carries the client id and
+ * secret in headers. The statuses Cashfree's pages list are mapped to Paygate's in `cashfreeState`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CashfreeSettings } from '../config.ts';
+import type { TransactionKind } from '../db/schema.ts';
+import { toRupees } from '../money.ts';
+import {
+  ChannelFailure,
+  type Channel,
+  type FinalOutcome,
+  type PayinInstructions,
+  type PayoutInFlight,
+  type PayoutState,
+  type PayoutSubmission,
+} from './channel.ts';
+import { ChannelHttp, failureOf, rupeesToPaise } from './channel-http.ts';
+import { pollDelay } from './setu.channel.ts';
+
+export const CASHFREE_API_VERSION = '2024-01-01';
+
+const FAILED = new Set(['FAILED', 'REJECTED']);
+
+export class CashfreeChannel implements Channel {
+  readonly name = 'cashfree';
+  readonly live = true;
+  readonly opensRemotely = true;
+  readonly http: ChannelHttp;
+
+  constructor(
+    private readonly settings: CashfreeSettings,
+    private readonly options: { timeoutMs: number; pollMs: number },
+  ) {
+    this.http = new ChannelHttp(this.name, options.timeoutMs);
+  }
+
+  private headers(): Record<string, string> {
+    return {
+      'x-client-id': this.settings.clientId,
+      'x-client-secret': this.settings.clientSecret,
+      'x-api-version': CASHFREE_API_VERSION,
+      'x-request-id': randomUUID(),
+    };
+  }
+
+  async submitPayout(p: PayoutSubmission): Promise<PayoutState> {
+    const answer = await this.http.send({
+      operation: 'transfer_create',
+      method: 'POST',
+      url: `${this.settings.baseUrl}/transfers`,
+      headers: this.headers(),
+      body: {
+        transfer_id: p.paymentId,
+        transfer_amount: toRupees(p.amount),
+        transfer_currency: p.currency,
+        transfer_mode: 'banktransfer',
+        beneficiary_details: {
+          beneficiary_name: beneficiaryName(p.receiver.name),
+          beneficiary_instrument_details: {
+            bank_account_number: p.receiver.accountNo,
+            bank_ifsc: p.receiver.ifsc,
+          },
+        },
+      },
+    });
+    if (answer.status !== 200 && answer.status !== 201) throw failureOf(this.name, 'transfer_create', answer);
+    const state = answer.body && cashfreeState(answer.body);
+    if (!state)
+      throw new ChannelFailure(
+        'unknown',
+        this.name,
+        'bad_answer',
+        'cashfree transfer_create: no transfer in the answer',
+      );
+    return state;
+  }
+
+  async readPayout(p: PayoutInFlight): Promise<PayoutState | null> {
+    const answer = await this.http.send({
+      operation: 'transfer_read',
+      method: 'GET',
+      url: `${this.settings.baseUrl}/transfers?transfer_id=${encodeURIComponent(p.paymentId)}`,
+      headers: this.headers(),
+    });
+    // 404: Cashfree has no transfer with this id, so it never took the payout.
+    if (answer.status === 404) return null;
+    if (answer.status !== 200) throw failureOf(this.name, 'transfer_read', answer);
+    const state = answer.body && cashfreeState(answer.body);
+    if (!state)
+      throw new ChannelFailure(
+        'unknown',
+        this.name,
+        'bad_answer',
+        'cashfree transfer_read: no transfer in the answer',
+      );
+    return state;
+  }
+
+  async openPayin(): Promise<PayinInstructions> {
+    throw new ChannelFailure('rejected', this.name, 'payins_not_supported', 'cashfree carries payouts only');
+  }
+
+  async payinOutcome(): Promise<FinalOutcome | null> {
+    return null;
+  }
+
+  async closePayin(): Promise<FinalOutcome> {
+    throw new ChannelFailure('rejected', this.name, 'payins_not_supported', 'cashfree carries payouts only');
+  }
+
+  pollDelayMs(_kind: TransactionKind, ageMs: number): number {
+    return pollDelay(this.options.pollMs, ageMs);
+  }
+
+  /** Tries the credentials: a read of a transfer that does not exist (404 is the good answer). */
+  async check(): Promise<string> {
+    const answer = await this.http.send({
+      operation: 'check',
+      method: 'GET',
+      url: `${this.settings.baseUrl}/transfers?transfer_id=paygate_check`,
+      headers: this.headers(),
+    });
+    if (answer.status === 401 || answer.status === 403) throw failureOf(this.name, 'check', answer);
+    return `credentials accepted; Payouts answered ${answer.status}`;
+  }
+}
+
+/**
+ * A transfer as Cashfree shows it (an answer, or a webhook's `data`) as a payout state. SUCCESS and
+ * REVERSED carry `transfer_utr`; FAILED and REJECTED fail it; every other status is still moving.
+ */
+export function cashfreeState(t: Record<string, unknown>): PayoutState | null {
+  const status = typeof t.status === 'string' ? t.status.toUpperCase() : '';
+  if (!status) return null;
+  const channelTxnId =
+    typeof t.cf_transfer_id === 'string' || typeof t.cf_transfer_id === 'number'
+      ? String(t.cf_transfer_id)
+      : '';
+  const utr =
+    typeof t.transfer_utr === 'string' ? t.transfer_utr.replace(/[^A-Za-z0-9]/g, '').slice(0, 40) : '';
+  const amount = rupeesToPaise(t.transfer_amount) ?? undefined;
+  const reference = typeof t.transfer_id === 'string' ? t.transfer_id : '';
+  const reversed = status === 'REVERSED';
+  const outcome: FinalOutcome | null =
+    status === 'SUCCESS' || reversed
+      ? { status: 'SUCCESS', utr, channelTxnId, amount, reference }
+      : FAILED.has(status)
+        ? { status: 'FAILED', utr: '', channelTxnId, amount, reference }
+        : null;
+  return { channelTxnId, outcome, reversed };
+}
+
+/** Cashfree takes letters and spaces only in `beneficiary_name` (at most 100); Paygate keeps the original. */
+export function beneficiaryName(name: string): string {
+  const clean = name
+    .normalize('NFKD')
+    .replace(/[^A-Za-z ]/g, '')
+    .replace(/ +/g, ' ')
+    .trim()
+    .slice(0, 100);
+  return clean || 'Beneficiary';
+}

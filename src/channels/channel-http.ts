@@ -1,0 +1,148 @@
+/**
+ * HTTP to a payment channel: JSON over one keep-alive undici Agent, every request bounded by
+ * CHANNEL_TIMEOUT_MS, every request counted and timed by channel and operation. Failures come back
+ * as `ChannelFailure`s that say whether the channel may have acted on the request. Nothing here
+ * logs a header or a body: secrets, tokens and account numbers travel in them.
+ */
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import { errorKindOf } from '../callbacks/callback.sender.ts';
+import { ChannelFailure } from './channel.ts';
+
+/** Told after each request: its channel, its operation, how it ended and how long it took. */
+export type ChannelObserver = (channel: string, operation: string, outcome: string, seconds: number) => void;
+
+/** An answer the caller reads: its HTTP status and its body parsed as JSON (null if it was not JSON). */
+export interface ChannelAnswer {
+  status: number;
+  body: Record<string, unknown> | null;
+}
+
+export interface ChannelRequest {
+  operation: string;
+  method: 'GET' | 'POST' | 'PUT';
+  url: string;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+/** The most of an answer's body read; a provider's answers are a few KiB. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+export class ChannelHttp {
+  private readonly agent: Agent;
+  /** Replaced by the app with one that records into its metrics. */
+  observe: ChannelObserver = () => {};
+
+  constructor(
+    readonly channel: string,
+    private readonly timeoutMs: number,
+  ) {
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      connections: 256,
+      connectTimeout: timeoutMs,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  }
+
+  /**
+   * Sends a request and answers its status and JSON body, whatever the status. Throws a
+   * `ChannelFailure` when no answer came: `unavailable` when the connection could not be made
+   * (nothing was sent), `unknown` when it timed out or broke after the request may have arrived.
+   */
+  async send(req: ChannelRequest): Promise<ChannelAnswer> {
+    const started = performance.now();
+    const done = (outcome: string) =>
+      this.observe(this.channel, req.operation, outcome, (performance.now() - started) / 1000);
+    try {
+      const res = await request(req.url, {
+        method: req.method,
+        dispatcher: this.agent,
+        headers:
+          req.body === undefined
+            ? { accept: 'application/json', ...req.headers }
+            : { accept: 'application/json', 'content-type': 'application/json', ...req.headers },
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const text = await readText(res.body);
+      done(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`);
+      return { status: res.statusCode, body: parseObject(text) };
+    } catch (err) {
+      const kind = errorKindOf(err);
+      done(kind);
+      const sent = !(kind === 'refused' || kind === 'dns' || kind === 'tls');
+      throw new ChannelFailure(
+        sent ? 'unknown' : 'unavailable',
+        this.channel,
+        kind,
+        `${this.channel} ${req.operation}: ${kind === 'error' ? 'the request failed' : kind}`,
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+async function readText(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy?.();
+      throw Object.assign(new Error('answer too large'), { code: 'ERR_ANSWER_TOO_LARGE' });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The failure for an answer that is not the one asked for: 429 and 401 are `unavailable` (the
+ * channel did not act), 5xx `unknown`, any other 4xx `rejected` with the provider's code.
+ */
+export function failureOf(channel: string, operation: string, answer: ChannelAnswer): ChannelFailure {
+  const code = providerCode(answer);
+  const kind =
+    answer.status === 429 || answer.status === 401
+      ? 'unavailable'
+      : answer.status >= 500 || answer.status < 400
+        ? 'unknown'
+        : 'rejected';
+  return new ChannelFailure(kind, channel, code, `${channel} ${operation}: HTTP ${answer.status} ${code}`);
+}
+
+/** The provider's error code in an answer (Setu `code`, Cashfree `code` or `type`), else `http_<status>`. */
+export function providerCode(answer: ChannelAnswer): string {
+  const b = answer.body ?? {};
+  const code = typeof b.code === 'string' ? b.code : typeof b.type === 'string' ? b.type : '';
+  // A provider's code is echoed to merchants and operators: only its plain characters, and not too many.
+  const clean = code.replace(/[^A-Za-z0-9_.:-]/g, '').slice(0, 64);
+  return clean || `http_${answer.status}`;
+}
+
+/** An amount in rupees from a provider's JSON number, as paise, exactly: "12.5" → 1250. Null if not an amount. */
+export function rupeesToPaise(value: unknown): number | null {
+  if (typeof value !== 'number' && typeof value !== 'string') return null;
+  // The number's shortest decimal text is what the provider wrote (JSON.parse keeps it); read that text.
+  const text = typeof value === 'number' ? String(value) : value.trim();
+  const m = /^(\d{1,13})(?:\.(\d{1,2})0*)?$/.exec(text);
+  if (!m) return null;
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}

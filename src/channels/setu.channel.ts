@@ -1,0 +1,217 @@
+/**
+ * Setu UPI (UMAP) for live pay-ins: one single-use dynamic QR per pay-in (`/api/v1/merchants/dqr`),
+ * read while it waits and closed at its expiry. Calls carry a bearer token from Setu's login,
+ * kept by the process and fetched again in its fourth minute (tokens live 300 s), by one call at a
+ * time, and once more when Setu answers 401.
+ */
+import type { SetuSettings } from '../config.ts';
+import type { TransactionKind } from '../db/schema.ts';
+import {
+  ChannelFailure,
+  type Channel,
+  type FinalOutcome,
+  type OpenPayin,
+  type PayinInstructions,
+  type PayinOpening,
+  type PayoutState,
+} from './channel.ts';
+import { ChannelHttp, failureOf, type ChannelAnswer } from './channel-http.ts';
+
+/** Setu's tokens live 300 s; a new one is fetched in the fourth minute. */
+export const SETU_TOKEN_REFRESH_MS = 240_000;
+
+/** A UPI reference: the 12 digits NPCI gives a payment. */
+const RRN = /^\d{12}$/;
+
+export class SetuChannel implements Channel {
+  readonly name = 'setu';
+  readonly live = true;
+  readonly opensRemotely = true;
+  readonly http: ChannelHttp;
+  private token: { value: string; fetchedAt: number } | null = null;
+  private login: Promise<string> | null = null;
+
+  constructor(
+    private readonly settings: SetuSettings,
+    private readonly options: { timeoutMs: number; pollMs: number; now?: () => number },
+  ) {
+    this.http = new ChannelHttp(this.name, options.timeoutMs);
+  }
+
+  private get now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** A token that has at least a minute left, fetched by one login however many calls wait for it. */
+  async bearer(fresh = false): Promise<string> {
+    if (!fresh && this.token && this.now - this.token.fetchedAt < SETU_TOKEN_REFRESH_MS)
+      return this.token.value;
+    this.login ??= this.fetchToken().finally(() => {
+      this.login = null;
+    });
+    return this.login;
+  }
+
+  private async fetchToken(): Promise<string> {
+    const answer = await this.http.send({
+      operation: 'login',
+      method: 'POST',
+      url: `${this.settings.authUrl}/v1/users/login`,
+      headers: { client: 'bridge' },
+      body: {
+        clientID: this.settings.clientId,
+        secret: this.settings.clientSecret,
+        grant_type: 'client_credentials',
+      },
+    });
+    const body = answer.body ?? {};
+    const data = (body.data ?? body) as Record<string, unknown>;
+    const token = typeof data.access_token === 'string' ? data.access_token : '';
+    if (answer.status >= 300 || !token) {
+      // A refused login is the credentials': nothing was asked of Setu yet, so it is unavailable.
+      throw new ChannelFailure(
+        'unavailable',
+        this.name,
+        `login_http_${answer.status}`,
+        `setu login: HTTP ${answer.status}`,
+      );
+    }
+    this.token = { value: token, fetchedAt: this.now };
+    return token;
+  }
+
+  /** A UMAP call with the token; on 401 the token is fetched again and the call sent once more. */
+  private async call(
+    operation: string,
+    method: 'GET' | 'POST' | 'PUT',
+    path: string,
+    body?: unknown,
+  ): Promise<ChannelAnswer> {
+    const send = async (token: string) =>
+      this.http.send({
+        operation,
+        method,
+        url: `${this.settings.baseUrl}${path}`,
+        headers: { authorization: `Bearer ${token}`, merchantId: this.settings.merchantId },
+        body,
+      });
+    const answer = await send(await this.bearer());
+    if (answer.status !== 401) return answer;
+    return send(await this.bearer(true));
+  }
+
+  async openPayin(p: PayinOpening): Promise<PayinInstructions> {
+    const answer = await this.call('dqr_create', 'POST', '/api/v1/merchants/dqr', {
+      amount: p.amount,
+      merchantVpa: p.merchant.vpa,
+      referenceId: p.paymentId,
+      expiryDate: rfc3339(p.expiresAt),
+      transactionNote: `Order ${p.merchantOrderNo}`.slice(0, 50),
+    });
+    if (answer.status !== 200 && answer.status !== 201) throw failureOf(this.name, 'dqr_create', answer);
+    const b = answer.body ?? {};
+    if (typeof b.id !== 'string' || typeof b.intentLink !== 'string' || !b.intentLink.startsWith('upi://'))
+      throw new ChannelFailure(
+        'unknown',
+        this.name,
+        'bad_answer',
+        'setu dqr_create: no id or intentLink in the answer',
+      );
+    return {
+      channelTxnId: b.id,
+      payeeVpa: p.merchant.vpa,
+      payeeName: p.merchant.name,
+      upiIntent: b.intentLink,
+    };
+  }
+
+  /** The QR's payment, when it was paid: SUCCESS with the rrn as utr. */
+  async payinOutcome(p: OpenPayin): Promise<FinalOutcome | null> {
+    return this.paidOutcome(await this.readQr(p.channelTxnId), p);
+  }
+
+  /** Closes the QR, then reads it: a payment that came before the close wins. */
+  async closePayin(p: OpenPayin): Promise<FinalOutcome> {
+    const closed = await this.call(
+      'dqr_expire',
+      'PUT',
+      `/api/v1/merchants/dqr/${encodeURIComponent(p.channelTxnId)}/expire`,
+    );
+    // A QR already paid or closed cannot be closed again (4xx): its read below says which it is.
+    if (closed.status >= 500 || closed.status === 429 || closed.status === 401)
+      throw failureOf(this.name, 'dqr_expire', closed);
+    return (
+      (await this.paidOutcome(await this.readQr(p.channelTxnId), p)) ?? {
+        status: 'FAILED',
+        utr: '',
+        channelTxnId: p.channelTxnId,
+      }
+    );
+  }
+
+  private async readQr(id: string): Promise<Record<string, unknown>> {
+    const answer = await this.call('dqr_read', 'GET', `/api/v1/merchants/dqr/${encodeURIComponent(id)}`);
+    if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'dqr_read', answer);
+    return answer.body;
+  }
+
+  private async paidOutcome(qr: Record<string, unknown>, p: OpenPayin): Promise<FinalOutcome | null> {
+    const details = (qr.paymentDetails ?? {}) as Record<string, unknown>;
+    if (details.paymentStatus !== 'success' || typeof details.paymentId !== 'string') return null;
+    // The payment itself says how much was paid (a QR's amount is what was asked).
+    const answer = await this.call(
+      'payment_read',
+      'GET',
+      `/api/v1/merchants/payments/${encodeURIComponent(details.paymentId)}`,
+    );
+    if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'payment_read', answer);
+    return setuPaymentOutcome(answer.body, p.channelTxnId);
+  }
+
+  async submitPayout(): Promise<PayoutState> {
+    throw new ChannelFailure('rejected', this.name, 'payouts_not_supported', 'setu carries pay-ins only');
+  }
+
+  async readPayout(): Promise<PayoutState | null> {
+    return null;
+  }
+
+  /** First look after CHANNEL_POLL_MS; then after as long again as the pay-in's age (capped at an hour). */
+  pollDelayMs(_kind: TransactionKind, ageMs: number): number {
+    return pollDelay(this.options.pollMs, ageMs);
+  }
+
+  /** Tries the credentials: a login and a read of a QR that does not exist (404 is the good answer). */
+  async check(): Promise<string> {
+    await this.bearer(true);
+    const answer = await this.call('check', 'GET', '/api/v1/merchants/dqr/paygate-check');
+    if (answer.status === 401 || answer.status === 403) throw failureOf(this.name, 'check', answer);
+    return `login ok; UMAP answered ${answer.status} for merchant ${this.settings.merchantId}`;
+  }
+}
+
+/** A Setu payment (read, or a notification's) as an outcome: SUCCESS with its rrn, or null while not paid. */
+export function setuPaymentOutcome(payment: Record<string, unknown>, qrId: string): FinalOutcome | null {
+  if (payment.status !== 'success') return null;
+  const rrn = typeof payment.rrn === 'string' && RRN.test(payment.rrn) ? payment.rrn : '';
+  const amount =
+    typeof payment.amount === 'number' && Number.isSafeInteger(payment.amount) ? payment.amount : -1;
+  return {
+    status: 'SUCCESS',
+    utr: rrn,
+    channelTxnId: qrId,
+    amount,
+    reference: typeof payment.id === 'string' ? payment.id : '',
+  };
+}
+
+/** Asks after CHANNEL_POLL_MS, then after as long again as the transaction's age: 1, 2, 4 … minutes, at most an hour apart. */
+export function pollDelay(pollMs: number, ageMs: number): number {
+  return ageMs <= 0 ? pollMs : Math.max(pollMs, Math.min(ageMs, 3_600_000));
+}
+
+/** RFC 3339 in IST, as Setu writes its own times: 2026-11-23T16:47:00+05:30. */
+export function rfc3339(ms: number): string {
+  const ist = new Date(ms + 330 * 60_000).toISOString().slice(0, 19);
+  return `${ist}+05:30`;
+}

@@ -1,0 +1,87 @@
+/** SQL for channel notifications: stored once per provider event, applied once. */
+import type { Kysely } from 'kysely';
+import { claimDue, type WorkTable } from '../db/claim.ts';
+import type { Database } from '../db/database.ts';
+import type { ChannelEventTable, Tables } from '../db/schema.ts';
+
+export type ChannelEventRow = Omit<ChannelEventTable, 'id'> & { id: number };
+
+export type NewChannelEvent = Pick<
+  ChannelEventTable,
+  'provider' | 'event_id' | 'payment_id' | 'reference' | 'type' | 'body'
+>;
+
+/**
+ * Stores a verified notification, unless the same event is stored already. Returns its id when it
+ * was stored now, null for a duplicate. It is due for the worker at `dueAt`, in case the request
+ * that stored it stops before applying it.
+ */
+export async function insertChannelEvent(
+  db: Kysely<Tables>,
+  e: NewChannelEvent,
+  at: number,
+  dueAt: number,
+): Promise<number | null> {
+  const row = await db
+    .insertInto('channel_events')
+    .values({
+      ...e,
+      state: 'pending',
+      next_action_at: dueAt,
+      lease_until: null,
+      received_at: at,
+      applied_at: null,
+    })
+    .onConflict((oc) => oc.columns(['provider', 'event_id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row ? Number(row.id) : null;
+}
+
+export async function markApplied(db: Kysely<Tables>, id: number, at: number): Promise<void> {
+  await db
+    .updateTable('channel_events')
+    .set({ state: 'applied', applied_at: at, next_action_at: null, lease_until: null })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Puts an event back for a later try (its application failed). */
+export async function retryEventAt(db: Kysely<Tables>, id: number, at: number): Promise<void> {
+  await db
+    .updateTable('channel_events')
+    .set({ next_action_at: at, lease_until: null })
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .execute();
+}
+
+const DUE_EVENTS: WorkTable<'channel_events'> = {
+  table: 'channel_events',
+  key: 'id',
+  open: ['pending'],
+  dueAt: 'next_action_at',
+  stateColumn: 'state',
+};
+
+/** Claims stored notifications nobody applied (their request stopped), for `leaseMs`. */
+export async function claimDueEvents(
+  database: Pick<Database, 'db' | 'lockRows'>,
+  now: number,
+  leaseMs: number,
+  limit: number,
+): Promise<ChannelEventRow[]> {
+  const rows = await claimDue(database, DUE_EVENTS, now, leaseMs, limit);
+  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+/** The notifications stored for a transaction, oldest first. */
+export async function eventsFor(db: Kysely<Tables>, paymentId: string): Promise<ChannelEventRow[]> {
+  const rows = await db
+    .selectFrom('channel_events')
+    .selectAll()
+    .where('payment_id', '=', paymentId)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+}

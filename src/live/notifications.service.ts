@@ -1,0 +1,245 @@
+/**
+ * Notifications from the live channels. Each is verified on its raw body, stored before it is
+ * answered (one row per provider event: a retry of the same event is a duplicate), and applied
+ * once: by the request that stored it or, if that request stopped first, by the worker
+ * (`applyDue`). Applying goes through `ChannelOutcomes`, so an event applied twice changes nothing
+ * the second time, and events may come in any order.
+ */
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
+import type { Tables, TransactionKind } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { cashfreeState } from '../channels/cashfree.channel.ts';
+import { setuPaymentOutcome } from '../channels/setu.channel.ts';
+import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import type { ChannelOutcomes } from './outcomes.ts';
+import {
+  claimDueEvents,
+  insertChannelEvent,
+  markApplied,
+  retryEventAt,
+  type NewChannelEvent,
+} from './notifications.repository.ts';
+import { verifyCashfree, verifySetu } from './signatures.ts';
+
+export type Provider = 'setu' | 'cashfree';
+
+export interface NotificationSecrets {
+  /** SETU_WEBHOOK_SECRET, or null when Setu is off. */
+  setu: string | null;
+  /** CASHFREE_CLIENT_SECRET, or null when Cashfree is off. */
+  cashfree: string | null;
+}
+
+export interface NotificationLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** How long the request that stored a notification has to apply it before the worker may. */
+export const APPLY_GRACE_MS = 30_000;
+const LEASE_MS = 30_000;
+
+const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
+
+/** Cashfree's webhook types that end a transfer, and the status each stands for. */
+const CASHFREE_TYPES: Record<string, string> = {
+  TRANSFER_SUCCESS: 'SUCCESS',
+  TRANSFER_FAILED: 'FAILED',
+  TRANSFER_REJECTED: 'REJECTED',
+  TRANSFER_REVERSED: 'REVERSED',
+};
+
+export class NotificationService {
+  /** Set by the app: where notifications are logged (type and payment_id only, never the body). */
+  logger: NotificationLogger | null = null;
+
+  constructor(
+    private readonly database: Pick<Database, 'db' | 'lockRows'>,
+    private readonly secrets: NotificationSecrets,
+    private readonly outcomes: ChannelOutcomes,
+    private readonly options: { now: () => number },
+  ) {}
+
+  private get db(): Kysely<Tables> {
+    return this.database.db;
+  }
+
+  /** Whether notifications of this provider are taken (its channel is configured). */
+  accepts(provider: Provider): boolean {
+    return this.secrets[provider] !== null;
+  }
+
+  /**
+   * Verifies, stores and applies one notification. Throws 401 SIGNATURE_INVALID (nothing stored)
+   * or 400 for a verified body that is not a JSON object. Answers whether it was new.
+   */
+  async receive(
+    provider: Provider,
+    raw: Buffer,
+    headers: Record<string, string | string[] | undefined>,
+  ): Promise<{ duplicate: boolean }> {
+    const secret = this.secrets[provider];
+    const now = this.options.now();
+    const verified =
+      secret !== null &&
+      (provider === 'setu'
+        ? verifySetu(raw, headers['x-setu-signature'], secret)
+        : verifyCashfree(raw, headers['x-webhook-timestamp'], headers['x-webhook-signature'], secret, now));
+    if (!verified)
+      throw new AppError('SIGNATURE_INVALID', 'The notification signature is missing or not valid');
+    const body = parseObject(raw);
+    if (!body) throw new AppError('BAD_REQUEST', 'The notification is not a JSON object');
+    const event = describe(provider, body, raw);
+    const id = await insertChannelEvent(this.db, event, now, now + APPLY_GRACE_MS);
+    this.logger?.info(
+      { provider, type: event.type, payment_id: event.payment_id, duplicate: id === null },
+      'channel notification',
+    );
+    if (id === null) return { duplicate: true };
+    try {
+      await this.apply(provider, body);
+      await markApplied(this.db, id, this.options.now());
+    } catch (err) {
+      // Stored: the worker applies it after APPLY_GRACE_MS. The provider gets its 200.
+      this.logger?.warn(
+        { provider, event: id, err: errorName(err) },
+        'applying a channel notification failed; the worker tries again',
+      );
+    }
+    return { duplicate: false };
+  }
+
+  /** Applies stored notifications whose request did not (it stopped, or applying failed). */
+  async applyDue(limit: number): Promise<number> {
+    const now = this.options.now();
+    const rows = await claimDueEvents(this.database, now, LEASE_MS, limit);
+    for (const row of rows) {
+      try {
+        const body = parseObject(Buffer.from(row.body));
+        if (body) await this.apply(row.provider as Provider, body);
+        await markApplied(this.db, row.id, this.options.now());
+      } catch (err) {
+        this.logger?.warn(
+          { provider: row.provider, event: row.id, err: errorName(err) },
+          'applying a channel notification failed',
+        );
+        await retryEventAt(this.db, row.id, this.options.now() + APPLY_GRACE_MS).catch(() => {});
+      }
+    }
+    return rows.length;
+  }
+
+  private async apply(provider: Provider, body: Record<string, unknown>): Promise<void> {
+    if (provider === 'setu') await this.applySetu(body);
+    else await this.applyCashfree(body);
+  }
+
+  private async applySetu(body: Record<string, unknown>): Promise<void> {
+    const p = payload(body);
+    const type = String(body.eventType ?? p.eventType ?? '');
+    // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
+    if (type !== 'payment.success') return;
+    const reference = text(p.id);
+    const amount = typeof p.amount === 'number' ? p.amount : null;
+    const txn = await this.transaction('payin', 'setu', text(p.merchantReferenceId));
+    const qr = text(p.productInstanceId);
+    if (!txn || (qr !== '' && txn.channel_txn_id !== '' && qr !== txn.channel_txn_id)) {
+      await this.outcomes.unknown(
+        'setu',
+        reference || text(p.txnId),
+        amount,
+        `payment.success for reference "${text(p.merchantReferenceId).slice(0, 64)}", which names no Setu pay-in here`,
+      );
+      return;
+    }
+    const outcome = setuPaymentOutcome({ ...p, status: 'success' }, txn.channel_txn_id || qr);
+    if (outcome) await this.outcomes.payin(txn, outcome, 'notification:setu');
+  }
+
+  private async applyCashfree(body: Record<string, unknown>): Promise<void> {
+    const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
+    const status = CASHFREE_TYPES[text(body.type)];
+    if (!status) return;
+    const state = cashfreeState({ ...data, status });
+    const txn = await this.transaction('payout', 'cashfree', text(data.transfer_id));
+    if (!txn || !state) {
+      await this.outcomes.unknown(
+        'cashfree',
+        text(data.cf_transfer_id) || text(data.transfer_id),
+        null,
+        `${text(body.type)} for transfer "${text(data.transfer_id).slice(0, 64)}", which names no Cashfree payout here`,
+      );
+      return;
+    }
+    await this.outcomes.payout(txn, state, 'notification:cashfree');
+  }
+
+  private async transaction(
+    kind: TransactionKind,
+    channel: string,
+    paymentId: string,
+  ): Promise<TransactionRow | undefined> {
+    if (!PAYMENT_ID.test(paymentId)) return undefined;
+    return this.db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('payment_id', '=', paymentId)
+      .where('kind', '=', kind)
+      .where('channel', '=', channel)
+      .executeTakeFirst();
+  }
+}
+
+/** The row a notification is stored as: its event id (the provider's, or a hash of the body), what it names, its type. */
+function describe(provider: Provider, body: Record<string, unknown>, raw: Buffer): NewChannelEvent {
+  const hash = createHash('sha256').update(raw).digest('hex');
+  if (provider === 'setu') {
+    const p = payload(body);
+    const eventId = text(body.eventId ?? p.eventId);
+    const named = text(p.merchantReferenceId);
+    return {
+      provider,
+      event_id: eventId && eventId.length <= 200 ? eventId : hash,
+      payment_id: PAYMENT_ID.test(named) ? named : null,
+      reference: text(p.id).slice(0, 200),
+      type: text(body.eventType ?? p.eventType).slice(0, 100) || 'unknown',
+      body: raw.toString('utf8'),
+    };
+  }
+  const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
+  const named = text(data.transfer_id);
+  return {
+    provider,
+    event_id: hash,
+    payment_id: PAYMENT_ID.test(named) ? named : null,
+    reference: text(data.cf_transfer_id).slice(0, 200),
+    type: text(body.type).slice(0, 100) || 'unknown',
+    body: raw.toString('utf8'),
+  };
+}
+
+/** A Setu event's payment fields: at the top level, or under `data`. */
+function payload(body: Record<string, unknown>): Record<string, unknown> {
+  return body.data && typeof body.data === 'object'
+    ? { ...body, ...(body.data as Record<string, unknown>) }
+    : body;
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+}
+
+function parseObject(raw: Buffer): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(raw.toString('utf8'));
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 200) : 'error';
+}

@@ -1,0 +1,327 @@
+/**
+ * A stateful fake of Cashfree Payouts (2024-01-01), written from its OpenAPI document and
+ * CHANNELS.md: transfers created and read by `transfer_id`, and the signed V2 webhooks Cashfree
+ * sends. A test scripts it: how long each answer takes, how a transfer ends (SUCCESS, FAILED,
+ * REJECTED, SUCCESS then REVERSED, or never), whether webhooks come, and faults per operation.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { cashfreeSignature } from '../../src/live/signatures.ts';
+import type { Fault } from './fake-setu.ts';
+
+export interface FakeTransfer {
+  transfer_id: string;
+  cf_transfer_id: string;
+  status: string;
+  status_code: string;
+  transfer_amount: number;
+  transfer_mode: string;
+  transfer_utr: string;
+  beneficiary_name: string;
+  bank_account_number: string;
+  bank_ifsc: string;
+  added_on: string;
+  updated_on: string;
+}
+
+export type Ending = 'SUCCESS' | 'FAILED' | 'REJECTED' | 'REVERSED' | 'never';
+
+export interface CashfreeRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+  at: number;
+}
+
+export class FakeCashfree {
+  readonly clientId = 'cf-client-id';
+  readonly clientSecret = `cf-secret-${randomBytes(8).toString('hex')}`;
+  readonly transfers = new Map<string, FakeTransfer>();
+  readonly requests: CashfreeRequest[] = [];
+  readonly faults = new Map<string, Fault[]>();
+  /** Every POST /transfers that created a transfer, by transfer_id (to prove one transfer per payout). */
+  readonly created = new Map<string, number>();
+  /** How each new transfer ends, and after how long (ms). */
+  ending: Ending = 'SUCCESS';
+  endAfterMs = 0;
+  /** How long each answer takes (ms). */
+  latencyMs = 0;
+  /** Whether webhooks are sent when a transfer ends. */
+  webhooks = true;
+  /** Answer POST /transfers with the final status at once, when the transfer ends at once. */
+  syncAnswer = false;
+  notifyUrl = '';
+  /** Webhook HTTP statuses seen, for assertions. */
+  readonly webhookStatuses: number[] = [];
+  private server!: http.Server;
+  url = '';
+  private pendingWebhooks = new Set<Promise<unknown>>();
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.pendingWebhooks]);
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  env(base = this.url): Record<string, string> {
+    return {
+      CASHFREE_BASE_URL: base,
+      CASHFREE_CLIENT_ID: this.clientId,
+      CASHFREE_CLIENT_SECRET: this.clientSecret,
+    };
+  }
+
+  fail(operation: 'transfer_create' | 'transfer_read', ...faults: Fault[]): void {
+    this.faults.set(operation, [...(this.faults.get(operation) ?? []), ...faults]);
+  }
+
+  count(operation: 'transfer_create' | 'transfer_read'): number {
+    return this.requests.filter(
+      (r) => (r.method === 'POST' ? 'transfer_create' : 'transfer_read') === operation,
+    ).length;
+  }
+
+  /** Ends a transfer now (and sends its webhook unless webhooks are off). */
+  async end(transferId: string, status: Exclude<Ending, 'never'>): Promise<void> {
+    const t = this.transfers.get(transferId);
+    if (!t) throw new Error(`no transfer ${transferId}`);
+    if (status === 'REVERSED' && t.status !== 'SUCCESS') await this.end(transferId, 'SUCCESS');
+    t.status = status;
+    t.status_code = status === 'SUCCESS' ? 'COMPLETED' : status;
+    t.updated_on = stamp();
+    if (status === 'SUCCESS')
+      t.transfer_utr = String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999));
+    if (this.webhooks) await this.webhook(`TRANSFER_${status}`, t);
+  }
+
+  /** The V2 webhook body for a transfer event. */
+  webhookBody(type: string, t: FakeTransfer): Record<string, unknown> {
+    return {
+      type,
+      event_time: stamp(),
+      data: {
+        transfer_id: t.transfer_id,
+        cf_transfer_id: t.cf_transfer_id,
+        status: t.status,
+        status_code: t.status_code,
+        status_description: type,
+        transfer_utr: t.transfer_utr,
+        transfer_amount: t.transfer_amount,
+        transfer_mode: t.transfer_mode,
+        added_on: t.added_on,
+        updated_on: t.updated_on,
+      },
+    };
+  }
+
+  /** Sends a signed webhook (or the given body, timestamp or signature). Answers the HTTP status. */
+  async webhook(
+    type: string,
+    t: FakeTransfer,
+    opts: { body?: string; timestamp?: string; signature?: string } = {},
+  ): Promise<number> {
+    const raw = opts.body ?? JSON.stringify(this.webhookBody(type, t));
+    const timestamp = opts.timestamp ?? String(Date.now());
+    const sent = fetch(this.notifyUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-webhook-timestamp': timestamp,
+        'x-webhook-signature': opts.signature ?? cashfreeSignature(timestamp, raw, this.clientSecret),
+        'x-webhook-version': '2024-01-01',
+      },
+      body: raw,
+    }).then(async (res) => {
+      await res.arrayBuffer();
+      this.webhookStatuses.push(res.status);
+      return res.status;
+    });
+    this.pendingWebhooks.add(sent);
+    try {
+      return await sent;
+    } catch {
+      this.webhookStatuses.push(0);
+      return 0;
+    } finally {
+      this.pendingWebhooks.delete(sent);
+    }
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: any;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const url = new URL(req.url ?? '/', 'http://x');
+    const method = req.method ?? 'GET';
+    this.requests.push({
+      method,
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+      at: Date.now(),
+    });
+    const operation = method === 'POST' ? 'transfer_create' : 'transfer_read';
+    const fault = this.faults.get(operation)?.shift();
+    const reply = (status: number, json: unknown) => {
+      if (res.destroyed) return;
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        // The document declares this header with the single value 2022-09-01.
+        'x-api-version': '2022-09-01',
+        'x-request-id': String(req.headers['x-request-id'] ?? ''),
+      });
+      res.end(JSON.stringify(json));
+    };
+    if (fault === 'reset') {
+      // A transfer the request would have created is created: the answer is what is lost.
+      if (operation === 'transfer_create') this.create(body);
+      req.socket.destroy();
+      return;
+    }
+    if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
+    if (fault && 'delayMs' in fault) {
+      if (operation === 'transfer_create') this.create(body);
+      await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (operation === 'transfer_create')
+        return reply(200, this.view(this.transfers.get(body.transfer_id)!));
+    }
+    if (fault && 'status' in fault)
+      return reply(
+        fault.status,
+        fault.body ?? { type: 'api_error', code: `fault_${fault.status}`, message: 'injected' },
+      );
+
+    if (req.headers['x-client-id'] !== this.clientId || req.headers['x-client-secret'] !== this.clientSecret)
+      return reply(401, {
+        type: 'authentication_error',
+        code: 'authentication_failed',
+        message: 'bad credentials',
+      });
+    if (req.headers['x-api-version'] !== '2024-01-01')
+      return reply(400, {
+        type: 'invalid_request_error',
+        code: 'x-api-version_invalid',
+        message: 'bad version',
+      });
+
+    if (url.pathname !== '/transfers')
+      return reply(404, { type: 'invalid_request_error', code: 'not_found', message: 'no route' });
+    if (method === 'GET') {
+      const t = this.transfers.get(url.searchParams.get('transfer_id') ?? '');
+      if (!t)
+        return reply(404, {
+          type: 'invalid_request_error',
+          code: 'transfer_not_found',
+          message: 'Transfer not found',
+        });
+      return reply(200, this.view(t));
+    }
+    const problem = invalid(body);
+    if (problem) return reply(400, { type: 'invalid_request_error', code: problem, message: problem });
+    if (this.transfers.has(body.transfer_id))
+      return reply(409, {
+        type: 'invalid_request_error',
+        code: 'transfer_id_already_exists',
+        message: 'duplicate transfer_id',
+      });
+    const t = this.create(body);
+    if (this.syncAnswer && this.endAfterMs === 0 && this.ending !== 'never' && this.ending !== 'REVERSED') {
+      t.status = this.ending;
+      t.status_code = this.ending;
+      if (this.ending === 'SUCCESS')
+        t.transfer_utr = String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999));
+      return reply(200, this.view(t));
+    }
+    reply(200, this.view(t));
+    this.schedule(t);
+  }
+
+  private create(body: any): FakeTransfer {
+    const existing = this.transfers.get(body.transfer_id);
+    if (existing) return existing;
+    const t: FakeTransfer = {
+      transfer_id: body.transfer_id,
+      cf_transfer_id: String(10_000_000 + this.transfers.size + 1),
+      status: 'RECEIVED',
+      status_code: 'RECEIVED',
+      transfer_amount: body.transfer_amount,
+      transfer_mode: body.transfer_mode ?? 'banktransfer',
+      transfer_utr: '',
+      beneficiary_name: body.beneficiary_details?.beneficiary_name ?? '',
+      bank_account_number:
+        body.beneficiary_details?.beneficiary_instrument_details?.bank_account_number ?? '',
+      bank_ifsc: body.beneficiary_details?.beneficiary_instrument_details?.bank_ifsc ?? '',
+      added_on: stamp(),
+      updated_on: stamp(),
+    };
+    this.transfers.set(t.transfer_id, t);
+    this.created.set(t.transfer_id, (this.created.get(t.transfer_id) ?? 0) + 1);
+    return t;
+  }
+
+  private schedule(t: FakeTransfer): void {
+    const ending = this.ending;
+    if (ending === 'never') return;
+    const run = () => void this.end(t.transfer_id, ending).catch(() => {});
+    if (this.endAfterMs === 0) setImmediate(run);
+    else setTimeout(run, this.endAfterMs).unref();
+  }
+
+  private view(t: FakeTransfer): Record<string, unknown> {
+    return {
+      transfer_id: t.transfer_id,
+      cf_transfer_id: t.cf_transfer_id,
+      status: t.status,
+      status_code: t.status_code,
+      beneficiary_details: {
+        beneficiary_id: '',
+        beneficiary_instrument_details: { bank_account_number: t.bank_account_number, ifsc: t.bank_ifsc },
+      },
+      transfer_amount: t.transfer_amount,
+      transfer_service_charge: 0,
+      transfer_service_tax: 0,
+      transfer_mode: t.transfer_mode,
+      transfer_utr: t.transfer_utr,
+      fundsource_id: 'CASHFREE_DEFAULT',
+      added_on: t.added_on,
+      updated_on: t.updated_on,
+    };
+  }
+}
+
+/** What the real API checks of a transfer request, as its document and pages describe. */
+function invalid(body: any): string | null {
+  if (!body || typeof body !== 'object') return 'invalid_request';
+  if (typeof body.transfer_id !== 'string' || !/^[A-Za-z0-9_]{1,40}$/.test(body.transfer_id))
+    return 'transfer_id_invalid';
+  if (typeof body.transfer_amount !== 'number' || body.transfer_amount < 1) return 'transfer_amount_invalid';
+  const b = body.beneficiary_details;
+  if (!b || typeof b.beneficiary_name !== 'string' || !/^[A-Za-z ]{1,100}$/.test(b.beneficiary_name))
+    return 'beneficiary_name_invalid';
+  const i = b.beneficiary_instrument_details;
+  if (!i || !/^[A-Za-z0-9]{9,18}$/.test(i.bank_account_number ?? '')) return 'bank_account_number_invalid';
+  if (!/^[A-Z]{4}0[A-Z0-9]{6}$/.test(i.bank_ifsc ?? '')) return 'bank_ifsc_invalid';
+  return null;
+}
+
+function stamp(): string {
+  return new Date().toISOString().slice(0, 19).replace('T', ' ');
+}

@@ -1,0 +1,339 @@
+/**
+ * A stateful fake of Setu UMAP, written from its OpenAPI document and CHANNELS.md: token login,
+ * single-use dynamic QRs (create, read, expire), payments (read), and the signed notifications Setu
+ * sends. A test scripts what it does: faults per operation (a status, a slow answer, a reset), an
+ * expired token, and payments with their events in any order, duplicated, late or with another amount.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setuSignature } from '../../src/live/signatures.ts';
+
+export type Fault = { status: number; body?: unknown } | { delayMs: number } | 'reset';
+
+export interface FakeQr {
+  id: string;
+  amount: number;
+  merchantVpa: string;
+  referenceId: string;
+  refId: string;
+  expiryDate: string;
+  transactionNote: string;
+  status: 'active' | 'paid' | 'closed';
+  createdAt: string;
+  closedAt?: string;
+  payment?: FakePayment;
+}
+
+export interface FakePayment {
+  id: string;
+  qrId: string;
+  amount: number;
+  status: 'initiated' | 'pending' | 'success' | 'failed';
+  rrn: string;
+  txnId: string;
+  customerVpa: string;
+  txnTs: string;
+}
+
+export interface SetuRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
+
+const MERCHANT_ID = '01HZPAYGATEFAKEMERCHANT0001';
+
+export class FakeSetu {
+  readonly clientId = 'setu-client-id';
+  readonly clientSecret = `setu-secret-${randomBytes(8).toString('hex')}`;
+  readonly webhookSecret = `setu-webhook-${randomBytes(8).toString('hex')}`;
+  readonly merchantId = MERCHANT_ID;
+  readonly qrs = new Map<string, FakeQr>();
+  readonly requests: SetuRequest[] = [];
+  /** Faults to answer with, per operation, in order (login, dqr_create, dqr_read, dqr_expire, payment_read). */
+  readonly faults = new Map<string, Fault[]>();
+  logins = 0;
+  /** Where notifications go (Paygate's endpoint). */
+  notifyUrl = '';
+  private readonly tokens = new Set<string>();
+  private server!: http.Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  /** The settings Paygate needs to use this fake (through `base`, e.g. a spec proxy, when given). */
+  env(base = this.url): Record<string, string> {
+    return {
+      SETU_BASE_URL: base,
+      SETU_AUTH_URL: this.url,
+      SETU_CLIENT_ID: this.clientId,
+      SETU_CLIENT_SECRET: this.clientSecret,
+      SETU_MERCHANT_ID: this.merchantId,
+      SETU_WEBHOOK_SECRET: this.webhookSecret,
+    };
+  }
+
+  fail(operation: string, ...faults: Fault[]): void {
+    this.faults.set(operation, [...(this.faults.get(operation) ?? []), ...faults]);
+  }
+
+  /** Every token given so far stops working (as after 300 s): the next call is 401. */
+  expireTokens(): void {
+    this.tokens.clear();
+  }
+
+  count(operation: string): number {
+    return this.requests.filter((r) => operationOf(r.method, r.path) === operation).length;
+  }
+
+  qrFor(paymentId: string): FakeQr | undefined {
+    return [...this.qrs.values()].find((q) => q.referenceId === paymentId);
+  }
+
+  /**
+   * A customer pays a QR: the payment is recorded (`success` unless told) and, unless `notify` is
+   * false, its events are sent in `order` (default initiated, then the final one).
+   */
+  async pay(
+    paymentId: string,
+    opts: {
+      amount?: number;
+      status?: 'success' | 'failed';
+      notify?: boolean;
+      order?: string[];
+      keepActive?: boolean;
+    } = {},
+  ): Promise<FakePayment> {
+    const qr = this.qrFor(paymentId);
+    if (!qr) throw new Error(`no QR for ${paymentId}`);
+    const status = opts.status ?? 'success';
+    const payment: FakePayment = {
+      id: ulid(),
+      qrId: qr.id,
+      amount: opts.amount ?? qr.amount,
+      status,
+      rrn: String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999)),
+      txnId: `SET${randomBytes(12).toString('hex')}`,
+      customerVpa: 'customer@okaxis',
+      txnTs: new Date().toISOString(),
+    };
+    if (status === 'success') {
+      qr.payment = payment;
+      if (!opts.keepActive) qr.status = 'paid';
+    }
+    if (opts.notify !== false) {
+      for (const type of opts.order ?? ['payment.initiated', `payment.${status}`])
+        await this.notify(type, qr, payment);
+    }
+    return payment;
+  }
+
+  /** The notification body Setu would send for a payment event. */
+  event(type: string, qr: FakeQr, p: FakePayment): Record<string, unknown> {
+    return {
+      eventId: randomUUID(),
+      eventType: type,
+      id: p.id,
+      status: type.slice('payment.'.length),
+      merchantReferenceId: qr.referenceId,
+      productInstanceId: qr.id,
+      productInstanceType: 'pay_single',
+      txnId: p.txnId,
+      rrn: p.rrn,
+      amount: p.amount,
+      currency: 'INR',
+      customerVpa: p.customerVpa,
+      merchantVpa: qr.merchantVpa,
+      txnTs: p.txnTs,
+    };
+  }
+
+  /** Sends one signed notification (or the given body, or a bad signature). Answers the HTTP status. */
+  async notify(
+    type: string,
+    qr: FakeQr,
+    p: FakePayment,
+    opts: { body?: Record<string, unknown>; signature?: string } = {},
+  ): Promise<number> {
+    return this.send(JSON.stringify(opts.body ?? this.event(type, qr, p)), opts.signature);
+  }
+
+  async send(raw: string, signature?: string): Promise<number> {
+    const res = await fetch(this.notifyUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-setu-signature': signature ?? setuSignature(raw, this.webhookSecret),
+      },
+      body: raw,
+    });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: any = undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const path = (req.url ?? '/').split('?')[0]!;
+    const method = req.method ?? 'GET';
+    this.requests.push({ method, path, headers: req.headers, body });
+    const operation = operationOf(method, path);
+    const fault = this.faults.get(operation)?.shift();
+    if (fault === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
+    const reply = (status: number, json: unknown) => {
+      if (res.destroyed) return;
+      res.writeHead(status, { 'content-type': 'application/json', requestId: randomUUID() });
+      res.end(JSON.stringify(json));
+    };
+    if (fault && 'status' in fault)
+      return reply(fault.status, fault.body ?? { code: `fault-${fault.status}`, detail: 'injected' });
+
+    if (operation === 'login') {
+      this.logins++;
+      if (
+        req.headers.client !== 'bridge' ||
+        body?.clientID !== this.clientId ||
+        body?.secret !== this.clientSecret
+      )
+        return reply(401, { code: 'invalid-credentials', detail: 'bad client id or secret' });
+      const token = randomBytes(24).toString('base64url');
+      this.tokens.add(token);
+      return reply(200, { access_token: token, expiresIn: 300 });
+    }
+    const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    if (!token || !this.tokens.has(token))
+      return reply(401, { code: 'unauthorized', detail: 'token expired or invalid' });
+    if (req.headers.merchantid !== this.merchantId)
+      return reply(403, { code: 'forbidden', detail: 'unknown merchant' });
+
+    if (operation === 'dqr_create') {
+      if (!body || typeof body.merchantVpa !== 'string' || !/^[a-z0-9.-]*@[a-zA-Z]*$/.test(body.merchantVpa))
+        return reply(400, { code: 'invalid-merchant-vpa', detail: 'merchantVpa is not valid' });
+      if (!Number.isInteger(body.amount) || body.amount < 100)
+        return reply(400, { code: 'invalid-amount', detail: 'amount must be at least 100 paise' });
+      const refId = String(1_000_000_000_000_000_000n + BigInt(Math.floor(Math.random() * 1e15)));
+      const qr: FakeQr = {
+        id: ulid(),
+        amount: body.amount,
+        merchantVpa: body.merchantVpa,
+        referenceId: String(body.referenceId ?? ''),
+        refId,
+        expiryDate: String(body.expiryDate ?? ''),
+        transactionNote: String(body.transactionNote ?? ''),
+        status: 'active',
+        createdAt: new Date().toISOString(),
+      };
+      this.qrs.set(qr.id, qr);
+      return reply(201, this.qrView(qr));
+    }
+    const qrMatch = /^\/api\/v1\/merchants\/dqr\/([^/]+)(\/expire)?$/.exec(path);
+    if (qrMatch) {
+      const qr = this.qrs.get(decodeURIComponent(qrMatch[1]!));
+      if (!qr) return reply(404, { code: 'not-found', detail: 'no such QR' });
+      if (qrMatch[2]) {
+        if (qr.status === 'paid') return reply(400, { code: 'qr-already-paid', detail: 'the QR was paid' });
+        if (qr.status === 'active') {
+          qr.status = 'closed';
+          qr.closedAt = new Date().toISOString();
+        }
+      }
+      return reply(200, this.qrView(qr, !qrMatch[2]));
+    }
+    const payMatch = /^\/api\/v1\/merchants\/payments\/([^/]+)$/.exec(path);
+    if (payMatch) {
+      const p = [...this.qrs.values()]
+        .map((q) => q.payment)
+        .find((x) => x?.id === decodeURIComponent(payMatch[1]!));
+      if (!p) return reply(404, { code: 'not-found', detail: 'no such payment' });
+      const qr = this.qrs.get(p.qrId)!;
+      return reply(200, {
+        id: p.id,
+        amount: p.amount,
+        currency: 'INR',
+        status: p.status,
+        rrn: p.rrn,
+        txnId: p.txnId,
+        customerVpa: p.customerVpa,
+        merchantVpa: qr.merchantVpa,
+        merchantId: this.merchantId,
+        productInstanceId: qr.id,
+        referenceId: qr.referenceId,
+        refId: qr.refId,
+        txnTs: p.txnTs,
+        createdAt: p.txnTs,
+      });
+    }
+    reply(404, { code: 'not-found', detail: `no route ${method} ${path}` });
+  }
+
+  private qrView(qr: FakeQr, withPayment = false): Record<string, unknown> {
+    const am = (qr.amount / 100).toFixed(2);
+    const view: Record<string, unknown> = {
+      id: qr.id,
+      amount: qr.amount,
+      merchantId: this.merchantId,
+      merchantVpa: qr.merchantVpa,
+      referenceId: qr.referenceId,
+      refId: qr.refId,
+      expiryDate: qr.expiryDate,
+      createdAt: qr.createdAt,
+      transactionNote: qr.transactionNote,
+      status: qr.status,
+      qrCode: '',
+      shortLink: `upipay.setu.co/${qr.id.slice(-12)}`,
+      intentLink: `upi://pay?pa=${qr.merchantVpa}&pn=Paygate%20Merchant&am=${am}&tr=${qr.refId}&tn=${encodeURIComponent(qr.transactionNote)}&cu=INR&mc=5411`,
+    };
+    if (qr.closedAt) view.closedAt = qr.closedAt;
+    if (withPayment && qr.payment)
+      view.paymentDetails = {
+        customerAccountType: 'SAVINGS',
+        customerVpa: qr.payment.customerVpa,
+        paymentId: qr.payment.id,
+        paymentStatus: qr.payment.status,
+        rrn: qr.payment.rrn,
+        txnId: qr.payment.txnId,
+        txnTs: qr.payment.txnTs,
+      };
+    return view;
+  }
+}
+
+export function operationOf(method: string, path: string): string {
+  if (path === '/v1/users/login') return 'login';
+  if (method === 'POST' && path === '/api/v1/merchants/dqr') return 'dqr_create';
+  if (method === 'PUT' && /\/dqr\/[^/]+\/expire$/.test(path)) return 'dqr_expire';
+  if (method === 'GET' && /\/dqr\/[^/]+$/.test(path)) return 'dqr_read';
+  if (method === 'GET' && /\/payments\/[^/]+$/.test(path)) return 'payment_read';
+  return 'other';
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A ULID-shaped id, as Setu's ids are. */
+function ulid(): string {
+  const bytes = randomBytes(26);
+  return Array.from(bytes, (b) => CROCKFORD[b % 32]).join('');
+}
