@@ -40,7 +40,7 @@ import { PagesService } from './pages/pages.service.ts';
 import { payinRoutes } from './payins/payins.routes.ts';
 import { payoutRoutes } from './payouts/payouts.routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox.routes.ts';
-import { TransactionWorker } from './transactions/transaction.worker.ts';
+import { TransactionWorker, workerLeaseMs } from './transactions/transaction.worker.ts';
 import { walletRoutes } from './wallet/wallet.routes.ts';
 import { VERSION } from './version.ts';
 import { buildServices, type Services } from './services.ts';
@@ -110,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     outcomes: services.outcomes,
     notifications: services.notifications,
     stuckAfterMs: config.channelStuckAfterS * 1000,
+    leaseMs: workerLeaseMs(config.channelTimeoutMs),
   });
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DatabaseSetupError, migrate, openDatabase, type Database } from './db/database.ts';
-import { buildServices } from './services.ts';
+import { buildServices, liveChannels } from './services.ts';
 import { formatAmount, parseAmountText, toRupees } from './money.ts';
 import { MerchantNotFoundError } from './merchants/merchants.service.ts';
 import { DELIVERY_STATUSES } from './callbacks/callbacks.service.ts';
@@ -14,6 +14,7 @@ import type { DeliveryStatus } from './db/schema.ts';
 import { AppError } from './errors.ts';
 import { isUnavailableError } from './db/errors.ts';
 import { disableAllocationSitePretenuring } from './gc-tuning.ts';
+import { listExceptions } from './live/exceptions.repository.ts';
 
 class UsageError extends Error {}
 class PortInUseError extends Error {}
@@ -55,7 +56,11 @@ const COMMANDS: Record<string, CommandSpec> = {
         value: 'URL',
         help: 'default callback URL (https, at most 512 characters)',
       },
-      vpa: { type: 'string', value: 'VPA', help: 'the UPI id pay-ins are paid to, handle@psp' },
+      vpa: {
+        type: 'string',
+        value: 'VPA',
+        help: 'the UPI id pay-ins are paid to, handle@psp (required with --live: its own id under the Setu merchant)',
+      },
       live: { type: 'boolean', help: 'a live merchant (sk_live_ key) instead of a sandbox one' },
     },
   },
@@ -95,6 +100,15 @@ const COMMANDS: Record<string, CommandSpec> = {
     options: {},
     positionals: 1,
   },
+  'channels check': {
+    summary: "try each configured live channel's credentials (Setu login and API, Cashfree API)",
+    options: {},
+  },
+  'channels exceptions': {
+    summary:
+      'the latest 100 channel exceptions: amount mismatches, late payments, unknown references, reversals, stuck',
+    options: {},
+  },
 };
 
 const GLOBAL_OPTIONS = {
@@ -104,6 +118,8 @@ const GLOBAL_OPTIONS = {
 
 /** A UPI id: handle@psp. */
 const VPA = /^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9.-]{1,63}$/;
+/** A live merchant's UPI id, as Setu takes it (its document's merchantVpa pattern). */
+const LIVE_VPA = /^[a-z0-9.-]+@[a-zA-Z]+$/;
 
 function optionUsage(name: string, o: OptionSpec): string {
   return o.type === 'string' ? `--${name} ${o.value ?? 'VALUE'}` : `--${name}`;
@@ -312,6 +328,12 @@ async function run(argv: string[], out: Out): Promise<number> {
       const vpa = flags.vpa as string | undefined;
       if (vpa !== undefined && !VPA.test(vpa))
         throw new UsageError('--vpa must be a UPI id, handle@psp (such as shop@okaxis)');
+      if (flags.live && vpa === undefined)
+        throw new UsageError('--live needs --vpa: the UPI id customers pay this merchant at');
+      if (flags.live && !LIVE_VPA.test(vpa ?? ''))
+        throw new UsageError(
+          '--vpa of a live merchant takes lower-case letters, digits, . and - before the @ (Setu UPI)',
+        );
       const created = await withDatabase(config, (d) =>
         buildServices(config, d).merchants.create({
           name,
@@ -464,6 +486,63 @@ async function run(argv: string[], out: Out): Promise<number> {
       if (!paymentId) throw new UsageError('callbacks resend needs a PAYMENT_ID');
       const r = await withDatabase(config, (d) => buildServices(config, d).callbacks.resend(paymentId));
       out({ ...r }, `queued ${r.delivery_id} for ${r.payment_id}`);
+      return 0;
+    }
+    case 'channels check': {
+      const { setu, cashfree } = liveChannels(config);
+      const channels = [setu, cashfree].filter((c) => c !== null);
+      if (channels.length === 0) {
+        out({ channels: [] }, 'no live channel is configured (see README, Going live)');
+        return 1;
+      }
+      const results = await Promise.all(
+        channels.map(async (c) => {
+          try {
+            return { channel: c.name, ok: true, detail: await c.check() };
+          } catch (err) {
+            return { channel: c.name, ok: false, detail: (err as Error).message };
+          }
+        }),
+      );
+      for (const c of channels) await c.http.close();
+      out(
+        { channels: results },
+        table(
+          ['CHANNEL', 'RESULT', 'DETAIL'],
+          results.map((r) => [r.channel, r.ok ? 'ok' : 'FAILED', r.detail]),
+        ),
+      );
+      return results.every((r) => r.ok) ? 0 : 1;
+    }
+    case 'channels exceptions': {
+      const exceptions = await withDatabase(config, (d) => listExceptions(d.db, 100));
+      out(
+        {
+          exceptions: exceptions.map((e) => ({
+            id: e.id,
+            kind: e.kind,
+            channel: e.provider,
+            payment_id: e.payment_id,
+            reference: e.reference,
+            amount: e.amount === null ? null : toRupees(e.amount),
+            detail: e.detail,
+            created_at: new Date(e.created_at).toISOString(),
+          })),
+        },
+        exceptions.length
+          ? table(
+              ['CREATED_AT', 'KIND', 'CHANNEL', 'PAYMENT_ID', 'AMOUNT', 'DETAIL'],
+              exceptions.map((e) => [
+                new Date(e.created_at).toISOString(),
+                e.kind,
+                e.provider,
+                e.payment_id ?? '-',
+                e.amount === null ? '-' : formatAmount(e.amount),
+                e.detail,
+              ]),
+            )
+          : 'no channel exceptions',
+      );
       return 0;
     }
     default:

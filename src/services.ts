@@ -40,12 +40,22 @@ export interface Services {
   callbacks: CallbackService;
 }
 
+/** The live channels whose settings are set. */
+export function liveChannels(
+  config: Config,
+  now: () => number = Date.now,
+): { setu: SetuChannel | null; cashfree: CashfreeChannel | null } {
+  const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
+  return {
+    setu: config.setu ? new SetuChannel(config.setu, { ...timing, now }) : null,
+    cashfree: config.cashfree ? new CashfreeChannel(config.cashfree, timing) : null,
+  };
+}
+
 export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
   const { db } = database;
   const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
-  const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
-  const setu = config.setu ? new SetuChannel(config.setu, { ...timing, now }) : null;
-  const cashfree = config.cashfree ? new CashfreeChannel(config.cashfree, timing) : null;
+  const { setu, cashfree } = liveChannels(config, now);
   const byName = new Map<string, Channel>(
     [sandboxChannel, setu, cashfree]
       .filter((c): c is NonNullable<typeof c> => c !== null)

@@ -163,6 +163,7 @@ for (const kind of DATABASES) {
         outcomes: g.paygate.services.outcomes,
         notifications: g.paygate.services.notifications,
         stuckAfterMs: 86_400_000,
+        leaseMs: 30_000,
       });
       assert.ok((await worker.drain()) >= 1);
       assert.deepEqual(await rowsOf(g, 'rf-3'), []);

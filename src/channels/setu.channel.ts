@@ -42,10 +42,18 @@ export class SetuChannel implements Channel {
     return (this.options.now ?? Date.now)();
   }
 
-  /** A token that has at least a minute left, fetched by one login however many calls wait for it. */
-  async bearer(fresh = false): Promise<string> {
-    if (!fresh && this.token && this.now - this.token.fetchedAt < SETU_TOKEN_REFRESH_MS)
-      return this.token.value;
+  /**
+   * A token that has at least a minute left, fetched by one login however many calls wait for it.
+   * `refused`: a token Setu answered 401 to; a new one is fetched unless another call did already.
+   */
+  async bearer(refused?: string): Promise<string> {
+    const current = this.token;
+    const usable =
+      current &&
+      (refused === undefined
+        ? this.now - current.fetchedAt < SETU_TOKEN_REFRESH_MS
+        : current.value !== refused);
+    if (current && usable) return current.value;
     this.login ??= this.fetchToken().finally(() => {
       this.login = null;
     });
@@ -95,9 +103,10 @@ export class SetuChannel implements Channel {
         headers: { authorization: `Bearer ${token}`, merchantId: this.settings.merchantId },
         body,
       });
-    const answer = await send(await this.bearer());
+    const token = await this.bearer();
+    const answer = await send(token);
     if (answer.status !== 401) return answer;
-    return send(await this.bearer(true));
+    return send(await this.bearer(token));
   }
 
   async openPayin(p: PayinOpening): Promise<PayinInstructions> {
@@ -183,7 +192,8 @@ export class SetuChannel implements Channel {
 
   /** Tries the credentials: a login and a read of a QR that does not exist (404 is the good answer). */
   async check(): Promise<string> {
-    await this.bearer(true);
+    this.token = null;
+    await this.bearer();
     const answer = await this.call('check', 'GET', '/api/v1/merchants/dqr/paygate-check');
     if (answer.status === 401 || answer.status === 403) throw failureOf(this.name, 'check', answer);
     return `login ok; UMAP answered ${answer.status} for merchant ${this.settings.merchantId}`;

@@ -27,8 +27,12 @@ export interface WorkerLogger {
   info(obj: object, msg: string): void;
 }
 
-const LEASE_MS = 30_000;
 const BATCH = 100;
+
+/** A claim's lease for a CHANNEL_TIMEOUT_MS: three calls and a second over, at least 5 s. */
+export function workerLeaseMs(channelTimeoutMs: number): number {
+  return Math.max(3 * channelTimeoutMs + 1000, 5000);
+}
 
 /** A payout its channel accepted, to be recorded as PROCESSING. */
 interface Submitted {
@@ -58,6 +62,11 @@ export class TransactionWorker {
       notifications: NotificationService;
       /** CHANNEL_STUCK_AFTER_S in ms: a live transaction not final after it is an exception. */
       stuckAfterMs: number;
+      /**
+       * How long a claimed transaction is this process's: longer than one step may take (three
+       * channel calls at most: a read, a submission, a read). Another process takes it up after.
+       */
+      leaseMs: number;
     },
   ) {
     this.storeDown = new OutageLog(options.logger, 'transaction worker');
@@ -116,7 +125,7 @@ export class TransactionWorker {
     for (;;) {
       let rows: TransactionRow[];
       try {
-        rows = await claimDueTransactions(this.database, this.now, LEASE_MS, BATCH);
+        rows = await claimDueTransactions(this.database, this.now, this.options.leaseMs, BATCH);
         this.storeDown.ok();
       } catch (err) {
         // Tried again at the next poll: a database that is down is not hammered.

@@ -192,16 +192,15 @@ export class FakeCashfree {
     };
     if (fault === 'reset') {
       // A transfer the request would have created is created: the answer is what is lost.
-      if (operation === 'transfer_create') this.create(body);
+      if (operation === 'transfer_create') this.createAndSchedule(body);
       req.socket.destroy();
       return;
     }
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     if (fault && 'delayMs' in fault) {
-      if (operation === 'transfer_create') this.create(body);
+      const t = operation === 'transfer_create' ? this.createAndSchedule(body) : null;
       await new Promise((r) => setTimeout(r, fault.delayMs));
-      if (operation === 'transfer_create')
-        return reply(200, this.view(this.transfers.get(body.transfer_id)!));
+      if (t) return reply(200, this.view(t));
     }
     if (fault && 'status' in fault)
       return reply(
@@ -252,6 +251,13 @@ export class FakeCashfree {
     }
     reply(200, this.view(t));
     this.schedule(t);
+  }
+
+  private createAndSchedule(body: any): FakeTransfer {
+    const isNew = !this.transfers.has(body.transfer_id);
+    const t = this.create(body);
+    if (isNew) this.schedule(t);
+    return t;
   }
 
   private create(body: any): FakeTransfer {

@@ -1,0 +1,134 @@
+/**
+ * A gateway with both live channels configured against the fake providers, for the live-channel
+ * tests: the fakes, a live merchant with a funded wallet, a callback receiver, and waits.
+ */
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
+import type { CreatedMerchant } from '../../src/merchants/merchants.service.ts';
+import { FakeCashfree } from './fake-cashfree.ts';
+import { FakeSetu } from './fake-setu.ts';
+import { startGateway, type Gateway, type Reply } from './harness.ts';
+import { startReceiver, type Receiver } from './receiver.ts';
+
+export interface LiveGateway {
+  gw: Gateway;
+  setu: FakeSetu;
+  cashfree: FakeCashfree;
+  receiver: Receiver;
+  merchant: CreatedMerchant;
+  /** POST with the live merchant's key. */
+  post(path: string, body: unknown): Promise<Reply>;
+  status(kind: 'payin' | 'payout', paymentId: string): Promise<any>;
+  /** Waits until the transaction's status is `status`. */
+  waitStatus(kind: 'payin' | 'payout', paymentId: string, status: string, timeoutMs?: number): Promise<any>;
+  balance(): Promise<{ available: number; held: number }>;
+  exceptions(paymentId?: string): Promise<{ kind: string; payment_id: string | null; reference: string }[]>;
+  ledgerOk(): Promise<void>;
+}
+
+export const LIVE_VPA = 'shop.one@pineaxis';
+
+export async function startLive(
+  kind: 'sqlite' | 'postgres',
+  env: Record<string, string> = {},
+  proxies: { setu?: string; cashfree?: string } = {},
+): Promise<LiveGateway> {
+  const setu = await new FakeSetu().start();
+  const cashfree = await new FakeCashfree().start();
+  const gw = await startGateway(kind, {
+    listen: true,
+    worker: true,
+    env: {
+      ALLOW_PRIVATE_CALLBACK_URLS: 'true',
+      CHANNEL_TIMEOUT_MS: '1000',
+      CHANNEL_POLL_MS: '60000',
+      WORKER_POLL_MS: '100',
+      CALLBACK_RETRY_INTERVAL_MS: '100',
+      ...setu.env(proxies.setu),
+      ...cashfree.env(proxies.cashfree),
+      ...env,
+    },
+  });
+  setu.notifyUrl = `${gw.baseUrl}/channels/setu/notifications`;
+  cashfree.notifyUrl = `${gw.baseUrl}/channels/cashfree/notifications`;
+  const receiver = await startReceiver();
+  const merchant = await gw.paygate.services.merchants.create({
+    name: 'Live Shop',
+    live: true,
+    vpa: LIVE_VPA,
+    callbackUrl: receiver.url('/live'),
+  });
+  await gw.paygate.services.wallets.topUp(merchant.merchant_id, 'INR', 10_000_000_00);
+  const post = (path: string, body: unknown) => gw.post(path, body, { key: merchant.api_key });
+  const status = async (k: 'payin' | 'payout', paymentId: string) =>
+    (await post(`/payments/${k}_status`, { payment_id: paymentId })).body;
+  return {
+    gw,
+    setu,
+    cashfree,
+    receiver,
+    merchant,
+    post,
+    status,
+    async waitStatus(k, paymentId, want, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const s = await status(k, paymentId);
+        if (s?.status === want) return s;
+        if (Date.now() > deadline) assert.fail(`${k} ${paymentId} is ${s?.status}, not ${want}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async balance() {
+      const b = await gw.paygate.services.wallets.balance(merchant.merchant_id, 'INR');
+      return { available: b.available, held: b.held };
+    },
+    async exceptions(paymentId) {
+      let q = gw.database.db.selectFrom('channel_exceptions').select(['kind', 'payment_id', 'reference']);
+      if (paymentId) q = q.where('payment_id', '=', paymentId);
+      return q.orderBy('id').execute();
+    },
+    async ledgerOk() {
+      const report = await gw.paygate.services.wallets.verify();
+      assert.deepEqual(report.problems, []);
+      assert.ok(report.ok);
+    },
+  };
+}
+
+/** Registers before/after hooks for a live gateway in the enclosing describe block. */
+export function useLive(
+  kind: 'sqlite' | 'postgres',
+  env: Record<string, string> = {},
+  proxies?: () => { setu?: string; cashfree?: string },
+): () => LiveGateway {
+  let live: LiveGateway | undefined;
+  before(async () => {
+    live = await startLive(kind, env, proxies?.());
+  });
+  after(async () => {
+    await live?.gw.close();
+    await live?.receiver.close();
+    await live?.setu.stop();
+    await live?.cashfree.stop();
+  });
+  return () => {
+    if (!live) throw new Error('live gateway not started');
+    return live;
+  };
+}
+
+/** Waits until `check` holds. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export const RECEIVER = { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' };
