@@ -28,13 +28,21 @@ export interface LiveGateway {
 
 export const LIVE_VPA = 'shop.one@pineaxis';
 
+export interface LiveOptions {
+  /** Base URLs to reach the providers through (spec proxies); the fakes' own URLs otherwise. */
+  proxies?: { setu?: string; cashfree?: string };
+  /** Fakes to use instead of new ones (the proxies' upstreams). */
+  fakes?: { setu: FakeSetu; cashfree: FakeCashfree };
+}
+
 export async function startLive(
   kind: 'sqlite' | 'postgres',
   env: Record<string, string> = {},
-  proxies: { setu?: string; cashfree?: string } = {},
+  opts: LiveOptions = {},
 ): Promise<LiveGateway> {
-  const setu = await new FakeSetu().start();
-  const cashfree = await new FakeCashfree().start();
+  const proxies = opts.proxies ?? {};
+  const setu = opts.fakes?.setu ?? (await new FakeSetu().start());
+  const cashfree = opts.fakes?.cashfree ?? (await new FakeCashfree().start());
   const gw = await startGateway(kind, {
     listen: true,
     worker: true,
@@ -100,17 +108,22 @@ export async function startLive(
 export function useLive(
   kind: 'sqlite' | 'postgres',
   env: Record<string, string> = {},
-  proxies?: () => { setu?: string; cashfree?: string },
+  opts?: () => LiveOptions,
 ): () => LiveGateway {
   let live: LiveGateway | undefined;
+  let shared = false;
   before(async () => {
-    live = await startLive(kind, env, proxies?.());
+    const o = opts?.() ?? {};
+    shared = o.fakes !== undefined;
+    live = await startLive(kind, env, o);
   });
   after(async () => {
     await live?.gw.close();
     await live?.receiver.close();
-    await live?.setu.stop();
-    await live?.cashfree.stop();
+    if (!shared) {
+      await live?.setu.stop();
+      await live?.cashfree.stop();
+    }
   });
   return () => {
     if (!live) throw new Error('live gateway not started');
