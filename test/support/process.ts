@@ -51,6 +51,32 @@ export function cli(
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json };
 }
 
+/** `cli` without blocking this process: for commands that call servers the test itself runs (the fake providers). */
+export function cliAsync(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ status: number | null; stdout: string; stderr: string; json: any }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.once('exit', (status) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status, stdout, stderr, json });
+    });
+  });
+}
+
 export async function spawnServer(
   env: Record<string, string>,
   opts: { timeoutMs?: number } = {},
