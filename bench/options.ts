@@ -1,7 +1,7 @@
 /** Command-line options of `npm run bench`. */
 import { parseArgs } from 'node:util';
 
-export const DEFAULT_SCENARIOS = ['onsite', 'offsite', 'payin_status', 'payout', 'callbacks'] as const;
+export const DEFAULT_SCENARIOS = ['onsite', 'offsite', 'payin_status', 'payout', 'callbacks', 'live'] as const;
 export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth'] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 
@@ -45,6 +45,10 @@ Options:
 
 Default scenarios: ${DEFAULT_SCENARIOS.join(', ')} (about 2 minutes per database at the default
 duration), plus the gateway's peak RSS, sampled throughout.
+
+live runs a gateway of its own with Setu and Cashfree configured against fakes of both (in the
+bench process): live onsite creation against sandbox onsite on that gateway, and 5,000 payouts
+from creation to recorded SUCCESS with the fake Cashfree answering after 50 ms.
 
 growth is not in the default set: it loads 1,000,000 transactions and measures payin_status latency
 at 10k and at 1M rows, and payout throughput with 1 and with 100 wallets. It takes about 3 to 5

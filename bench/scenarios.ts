@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { RequestSpec } from 'autocannon';
 import { migrate, openDatabase } from '../src/db/database.ts';
 import { measureCallbacks, type CallbackResult } from './callbacks.ts';
+import { measureLive, type LiveResult } from './live.ts';
 import { drive, medianResult, type LoadResult, type Progress } from './load.ts';
 import type { BenchOptions, ScenarioName } from './options.ts';
 import { paygateCli, sampleRss, startBaseline, startGateway, type Server } from './processes.ts';
@@ -32,6 +33,7 @@ export interface DatabaseReport {
   engine: string;
   rows: ScenarioRow[];
   callbacks?: CallbackResult;
+  live?: LiveResult;
   rss: { peakMb: number; byScenarioMb: Record<string, number>; target: string; met: boolean };
 }
 
@@ -90,7 +92,7 @@ async function prepareBaselineDatabase(url: string, merchantId: string): Promise
   await conn.close();
 }
 
-interface Pair {
+export interface Pair {
   name: ScenarioName;
   title: string;
   target: number;
@@ -99,7 +101,7 @@ interface Pair {
 }
 
 /** Warm-up, then `runs` measured runs alternating gateway and baseline; medians when runs > 1. */
-async function measurePair(
+export async function measurePair(
   pair: Pair,
   gateway: Server,
   baseline: Server,
@@ -231,11 +233,14 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
       byScenarioMb.callbacks = rss.mark();
     }
     const peak = rss.stop();
+    // On a gateway of its own (the live channels configured against the fakes), after the others.
+    const live = wants('live') ? await measureLive(opts, progress) : undefined;
     return {
       kind,
       engine,
       rows,
       callbacks,
+      live,
       rss: { peakMb: peak.peakMb, byScenarioMb, target: '≤ 300 MB', met: peak.peakMb <= 300 },
     };
   } finally {

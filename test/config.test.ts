@@ -110,4 +110,49 @@ describe('config', () => {
       (err: Error) => !err.message.includes('s3cret'),
     );
   });
+
+  it('turns a live channel on when all its settings are set, off when none are, and refuses a partial set', () => {
+    const off = loadConfig({});
+    assert.equal(off.setu, null);
+    assert.equal(off.cashfree, null);
+    assert.deepEqual(
+      [
+        off.channelTimeoutMs,
+        off.channelPollMs,
+        off.liveMaxPayinPaise,
+        off.liveMaxPayoutPaise,
+        off.channelStuckAfterS,
+      ],
+      [10_000, 60_000, 10_000_000, 50_000_000, 86_400],
+    );
+    const setu = {
+      SETU_BASE_URL: 'https://umap-uat-core.setu.co/',
+      SETU_CLIENT_ID: 'id',
+      SETU_CLIENT_SECRET: 'secret-value',
+      SETU_MERCHANT_ID: 'm',
+      SETU_WEBHOOK_SECRET: 'wh',
+    };
+    const cashfree = {
+      CASHFREE_BASE_URL: 'https://sandbox.cashfree.com/payout',
+      CASHFREE_CLIENT_ID: 'c',
+      CASHFREE_CLIENT_SECRET: 's',
+    };
+    const on = loadConfig({ ...setu, ...cashfree, LIVE_MAX_PAYIN: '2000.50' });
+    assert.equal(on.setu?.baseUrl, 'https://umap-uat-core.setu.co');
+    assert.equal(on.setu?.authUrl, 'https://accountservice.setu.co');
+    assert.equal(on.cashfree?.baseUrl, 'https://sandbox.cashfree.com/payout');
+    assert.equal(on.liveMaxPayinPaise, 200_050);
+    assert.throws(
+      () => loadConfig({ ...setu, SETU_WEBHOOK_SECRET: '', SETU_MERCHANT_ID: ' ' }),
+      (err: Error) =>
+        err instanceof ConfigError &&
+        /^Setu is partly configured: set SETU_MERCHANT_ID, SETU_WEBHOOK_SECRET too/.test(err.message) &&
+        !err.message.includes('secret-value'),
+    );
+    assert.throws(
+      () => loadConfig({ CASHFREE_CLIENT_ID: 'c' }),
+      /Cashfree is partly configured: set CASHFREE_BASE_URL, CASHFREE_CLIENT_SECRET/,
+    );
+    assert.throws(() => loadConfig({ LIVE_MAX_PAYOUT: '1.234' }), /LIVE_MAX_PAYOUT must be/);
+  });
 });

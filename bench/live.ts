@@ -1,0 +1,162 @@
+/**
+ * The live scenario: a gateway with both live channels configured against the fake providers
+ * (the tests' fakes, run in this process). Two figures:
+ * - payouts per second from creation to recorded SUCCESS, with the fake Cashfree answering each
+ *   call after 50 ms and sending its webhook at once (the worker must submit concurrently);
+ * - live onsite creation (a Setu QR per pay-in) against sandbox onsite creation, on the same
+ *   gateway in the same run, as a ratio and CPU per request.
+ */
+import { Pool } from 'undici';
+import { FakeCashfree } from '../test/support/fake-cashfree.ts';
+import { FakeSetu } from '../test/support/fake-setu.ts';
+import type { Progress } from './load.ts';
+import type { BenchOptions } from './options.ts';
+import { paygateCli, startGateway } from './processes.ts';
+import { freshPosts, nextOrderNo, payinBody } from './requests.ts';
+import { createFundedMerchant, GATEWAY_ENV, measurePair, type ScenarioRow } from './scenarios.ts';
+import { connect, freshDatabase } from './store.ts';
+
+export interface LivePayouts {
+  payouts: number;
+  /** Seconds from the first creation request to the last creation answer. */
+  createS: number;
+  /** Seconds from the first creation request to the last SUCCESS recorded. */
+  settleS: number;
+  /** payouts / settleS */
+  perS: number;
+  /** Creation to recorded SUCCESS (finalized_at − created_at), ms. */
+  p50Ms: number;
+  p99Ms: number;
+  /** POST /transfers the fake received per payout (1 is right). */
+  transfersPerPayout: number;
+  fakeLatencyMs: number;
+}
+
+export interface LiveResult {
+  onsite: ScenarioRow;
+  payouts: LivePayouts;
+}
+
+const PAYOUTS = 5000;
+const IN_FLIGHT = 64;
+const FAKE_LATENCY_MS = 50;
+
+export async function measureLive(opts: BenchOptions, progress: Progress): Promise<LiveResult> {
+  const setu = await new FakeSetu().start();
+  const cashfree = await new FakeCashfree().start();
+  cashfree.latencyMs = FAKE_LATENCY_MS;
+  const db = await freshDatabase(opts.db, 'live');
+  const env = {
+    ...GATEWAY_ENV,
+    ...setu.env(),
+    ...cashfree.env(),
+    LIVE_MAX_PAYOUT: '500000.00',
+    WORKER_POLL_MS: '100',
+  };
+  const sandbox = createFundedMerchant(db.url, 'Bench Sandbox');
+  const live = paygateCli(['merchant', 'create', '--name', 'Bench Live', '--live', '--vpa', 'bench.live@pineaxis'], {
+    DATABASE_URL: db.url,
+  });
+  paygateCli(['wallet', 'credit', '--merchant', String(live.merchant_id), '--amount', '1000000000.00'], {
+    DATABASE_URL: db.url,
+  });
+  const liveKey = String(live.api_key);
+  const gateway = await startGateway(db.url, env);
+  setu.notifyUrl = `${gateway.baseUrl}/channels/setu/notifications`;
+  cashfree.notifyUrl = `${gateway.baseUrl}/channels/cashfree/notifications`;
+  try {
+    progress.line(`[${db.kind}] live: onsite creation through the Setu fake against sandbox onsite`);
+    const onsite = await measurePair(
+      {
+        name: 'live',
+        title: 'live onsite create (Setu QR) vs sandbox onsite',
+        target: 0,
+        gateway: () => freshPosts('/payments/onsite/payin', [liveKey], () => payinBody('lv')),
+        baseline: () => freshPosts('/payments/onsite/payin', [sandbox.apiKey], () => payinBody('sb')),
+      },
+      gateway,
+      gateway,
+      opts,
+      progress,
+      db.kind,
+    );
+    progress.line(`[${db.kind}] live: ${PAYOUTS} payouts through the Cashfree fake (${FAKE_LATENCY_MS} ms per call)`);
+    const payouts = await payoutRun(gateway.baseUrl, db.url, liveKey, String(live.merchant_id), cashfree);
+    progress.line(
+      `[${db.kind}] live payouts: ${payouts.perS.toFixed(0)}/s creation to SUCCESS, p50 ${payouts.p50Ms} ms, ${payouts.transfersPerPayout} transfer(s) per payout`,
+    );
+    return { onsite: { ...onsite, target: '', met: null }, payouts };
+  } finally {
+    await gateway.stop();
+    await setu.stop();
+    await cashfree.stop();
+    await db.drop();
+  }
+}
+
+async function payoutRun(
+  baseUrl: string,
+  databaseUrl: string,
+  key: string,
+  merchantId: string,
+  cashfree: FakeCashfree,
+): Promise<LivePayouts> {
+  const pool = new Pool(baseUrl, { connections: IN_FLIGHT });
+  const started = Date.now();
+  let next = 0;
+  const post = async () => {
+    while (next < PAYOUTS) {
+      next++;
+      const res = await pool.request({
+        method: 'POST',
+        path: '/payments/payout',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          money: { amount: 1 },
+          merchant_order_no: nextOrderNo('lp'),
+          receiver: { name: 'Bench Receiver', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+        }),
+      });
+      await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`payout creation answered ${res.statusCode}`);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, post));
+  const created = Date.now();
+  await pool.close();
+  const conn = await connect(databaseUrl);
+  try {
+    const p = conn.kind === 'sqlite' ? '?' : '$1';
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      const [row] = await conn.rows<{ n: number | string }>(
+        `select count(*) as n from transactions where merchant_id = ${p} and kind = 'payout' and status = 'SUCCESS'`,
+        [merchantId],
+      );
+      if (Number(row!.n) >= PAYOUTS) break;
+      if (Date.now() > deadline) throw new Error(`only ${row!.n} of ${PAYOUTS} payouts settled`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const settled = Date.now();
+    const latencies = (
+      await conn.rows<{ ms: number | string }>(
+        `select finalized_at - created_at as ms from transactions where merchant_id = ${p} and kind = 'payout' order by 1`,
+        [merchantId],
+      )
+    ).map((r) => Number(r.ms));
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    const posts = cashfree.count('transfer_create');
+    return {
+      payouts: PAYOUTS,
+      createS: (created - started) / 1000,
+      settleS: (settled - started) / 1000,
+      perS: PAYOUTS / ((settled - started) / 1000),
+      p50Ms: at(0.5),
+      p99Ms: at(0.99),
+      transfersPerPayout: posts / PAYOUTS,
+      fakeLatencyMs: FAKE_LATENCY_MS,
+    };
+  } finally {
+    await conn.close();
+  }
+}
