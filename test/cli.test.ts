@@ -93,7 +93,10 @@ for (const kind of DATABASES) {
             ],
             env,
           ),
-          paygate(['merchant', 'create', '--name', 'Live Shop', '--live', '--json'], env),
+          paygate(
+            ['merchant', 'create', '--name', 'Live Shop', '--live', '--vpa', 'live.shop@okbank', '--json'],
+            env,
+          ),
         ]);
         const created = oneObject(test);
         assert.deepEqual(Object.keys(created).sort(), [

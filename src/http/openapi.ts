@@ -23,10 +23,20 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /readyz': 'getReadiness',
   'GET /openapi.json': 'getOpenApiDocument',
   'GET /metrics': 'getMetrics',
+  'POST /channels/setu/notifications': 'receiveSetuNotification',
+  'POST /channels/cashfree/notifications': 'receiveCashfreeNotification',
 };
 
 /** Endpoints that take no API key. */
-const OPEN = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
+const OPEN = new Set([
+  '/healthz',
+  '/readyz',
+  '/openapi.json',
+  '/metrics',
+  // Signed by the provider instead.
+  '/channels/setu/notifications',
+  '/channels/cashfree/notifications',
+]);
 
 type Json = Record<string, unknown>;
 
