@@ -9,11 +9,17 @@
 import { Pool } from 'undici';
 import { FakeCashfree } from '../test/support/fake-cashfree.ts';
 import { FakeSetu } from '../test/support/fake-setu.ts';
-import type { Progress } from './load.ts';
+import { cpuSeconds, type Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
-import { paygateCli, startGateway } from './processes.ts';
+import { paygateCli, startGateway, type Server } from './processes.ts';
 import { freshPosts, nextOrderNo, payinBody } from './requests.ts';
-import { createFundedMerchant, GATEWAY_ENV, measurePair, type ScenarioRow } from './scenarios.ts';
+import {
+  createFundedMerchant,
+  GATEWAY_ENV,
+  measurePair,
+  profileFlags,
+  type ScenarioRow,
+} from './scenarios.ts';
 import { connect, freshDatabase } from './store.ts';
 
 export interface LivePayouts {
@@ -30,6 +36,10 @@ export interface LivePayouts {
   /** POST /transfers the fake received per payout (1 is right). */
   transfersPerPayout: number;
   fakeLatencyMs: number;
+  /** CPU time of the gateway process per payout, creation to SUCCESS (µs). */
+  gatewayCpuUsPerPayout: number | null;
+  /** CPU time of this process (the load and both fakes) per payout (µs). */
+  benchCpuUsPerPayout: number;
 }
 
 export interface LiveResult {
@@ -54,14 +64,17 @@ export async function measureLive(opts: BenchOptions, progress: Progress): Promi
     WORKER_POLL_MS: '100',
   };
   const sandbox = createFundedMerchant(db.url, 'Bench Sandbox');
-  const live = paygateCli(['merchant', 'create', '--name', 'Bench Live', '--live', '--vpa', 'bench.live@pineaxis'], {
-    DATABASE_URL: db.url,
-  });
+  const live = paygateCli(
+    ['merchant', 'create', '--name', 'Bench Live', '--live', '--vpa', 'bench.live@pineaxis'],
+    {
+      DATABASE_URL: db.url,
+    },
+  );
   paygateCli(['wallet', 'credit', '--merchant', String(live.merchant_id), '--amount', '1000000000.00'], {
     DATABASE_URL: db.url,
   });
   const liveKey = String(live.api_key);
-  const gateway = await startGateway(db.url, env);
+  const gateway = await startGateway(db.url, env, profileFlags(opts, 'live'));
   setu.notifyUrl = `${gateway.baseUrl}/channels/setu/notifications`;
   cashfree.notifyUrl = `${gateway.baseUrl}/channels/cashfree/notifications`;
   try {
@@ -80,8 +93,10 @@ export async function measureLive(opts: BenchOptions, progress: Progress): Promi
       progress,
       db.kind,
     );
-    progress.line(`[${db.kind}] live: ${PAYOUTS} payouts through the Cashfree fake (${FAKE_LATENCY_MS} ms per call)`);
-    const payouts = await payoutRun(gateway.baseUrl, db.url, liveKey, String(live.merchant_id), cashfree);
+    progress.line(
+      `[${db.kind}] live: ${PAYOUTS} payouts through the Cashfree fake (${FAKE_LATENCY_MS} ms per call)`,
+    );
+    const payouts = await payoutRun(gateway, db.url, liveKey, String(live.merchant_id), cashfree);
     progress.line(
       `[${db.kind}] live payouts: ${payouts.perS.toFixed(0)}/s creation to SUCCESS, p50 ${payouts.p50Ms} ms, ${payouts.transfersPerPayout} transfer(s) per payout`,
     );
@@ -95,13 +110,15 @@ export async function measureLive(opts: BenchOptions, progress: Progress): Promi
 }
 
 async function payoutRun(
-  baseUrl: string,
+  gateway: Server,
   databaseUrl: string,
   key: string,
   merchantId: string,
   cashfree: FakeCashfree,
 ): Promise<LivePayouts> {
-  const pool = new Pool(baseUrl, { connections: IN_FLIGHT });
+  const pool = new Pool(gateway.baseUrl, { connections: IN_FLIGHT });
+  const gatewayCpu = cpuSeconds(gateway.pid);
+  const benchCpu = process.cpuUsage();
   const started = Date.now();
   let next = 0;
   const post = async () => {
@@ -138,13 +155,16 @@ async function payoutRun(
       await new Promise((r) => setTimeout(r, 20));
     }
     const settled = Date.now();
+    const gatewayCpuEnd = cpuSeconds(gateway.pid);
+    const benchCpuUsed = process.cpuUsage(benchCpu);
     const latencies = (
       await conn.rows<{ ms: number | string }>(
         `select finalized_at - created_at as ms from transactions where merchant_id = ${p} and kind = 'payout' order by 1`,
         [merchantId],
       )
     ).map((r) => Number(r.ms));
-    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    const at = (q: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
     const posts = cashfree.count('transfer_create');
     return {
       payouts: PAYOUTS,
@@ -155,6 +175,9 @@ async function payoutRun(
       p99Ms: at(0.99),
       transfersPerPayout: posts / PAYOUTS,
       fakeLatencyMs: FAKE_LATENCY_MS,
+      gatewayCpuUsPerPayout:
+        gatewayCpu === null || gatewayCpuEnd === null ? null : ((gatewayCpuEnd - gatewayCpu) * 1e6) / PAYOUTS,
+      benchCpuUsPerPayout: (benchCpuUsed.user + benchCpuUsed.system) / PAYOUTS,
     };
   } finally {
     await conn.close();

@@ -1,7 +1,14 @@
 /** Command-line options of `npm run bench`. */
 import { parseArgs } from 'node:util';
 
-export const DEFAULT_SCENARIOS = ['onsite', 'offsite', 'payin_status', 'payout', 'callbacks', 'live'] as const;
+export const DEFAULT_SCENARIOS = [
+  'onsite',
+  'offsite',
+  'payin_status',
+  'payout',
+  'callbacks',
+  'live',
+] as const;
 export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth'] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 
