@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 import { claimDue, type WorkTable } from '../db/claim.ts';
 import type { Database } from '../db/database.ts';
-import type { ChannelEventTable, Tables } from '../db/schema.ts';
+import type { ChannelEventState, ChannelEventTable, Tables } from '../db/schema.ts';
 
 export type ChannelEventRow = Omit<ChannelEventTable, 'id'> & { id: number };
 
@@ -13,24 +13,26 @@ export type NewChannelEvent = Pick<
 
 /**
  * Stores a verified notification, unless the same event is stored already. Returns its id when it
- * was stored now, null for a duplicate. It is due for the worker at `dueAt`, in case the request
- * that stored it stops before applying it.
+ * was stored now, null for a duplicate. Stored `applied` in the transaction that applies it, or
+ * `pending`, due for the worker at `dueAt`.
  */
 export async function insertChannelEvent(
   db: Kysely<Tables>,
   e: NewChannelEvent,
+  state: ChannelEventState,
   at: number,
-  dueAt: number,
+  dueAt: number | null,
 ): Promise<number | null> {
+  const applied = state === 'applied';
   const row = await db
     .insertInto('channel_events')
     .values({
       ...e,
-      state: 'pending',
-      next_action_at: dueAt,
+      state,
+      next_action_at: applied ? null : dueAt,
       lease_until: null,
       received_at: at,
-      applied_at: null,
+      applied_at: applied ? at : null,
     })
     .onConflict((oc) => oc.columns(['provider', 'event_id']).doNothing())
     .returning('id')

@@ -1,9 +1,10 @@
 /**
- * Notifications from the live channels. Each is verified on its raw body, stored before it is
- * answered (one row per provider event: a retry of the same event is a duplicate), and applied
- * once: by the request that stored it or, if that request stopped first, by the worker
- * (`applyDue`). Applying goes through `ChannelOutcomes`, so an event applied twice changes nothing
- * the second time, and events may come in any order.
+ * Notifications from the live channels. Each is verified on its raw body, then stored (one row per
+ * provider event: a retry of the same event is a duplicate) and applied in the same database
+ * transaction, before the answer: notifications that arrive together share one transaction
+ * (`BatchQueue`). If applying fails, the notification is stored `pending` and the worker applies
+ * it (`applyDue`); the provider gets its 200 either way. Applying goes through `ChannelOutcomes`,
+ * so an event applied twice changes nothing the second time, and events may come in any order.
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -13,7 +14,8 @@ import { AppError } from '../errors.ts';
 import { cashfreeState } from '../channels/cashfree.channel.ts';
 import { setuPaymentOutcome } from '../channels/setu.channel.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
-import type { ChannelOutcomes } from './outcomes.ts';
+import { BatchQueue } from '../db/batch-queue.ts';
+import type { ChannelOutcomes, Scope } from './outcomes.ts';
 import {
   claimDueEvents,
   insertChannelEvent,
@@ -51,7 +53,15 @@ const CASHFREE_TYPES: Record<string, string> = {
   TRANSFER_REVERSED: 'REVERSED',
 };
 
+/** A verified notification on its way to be stored and applied. */
+interface Incoming {
+  provider: Provider;
+  body: Record<string, unknown>;
+  event: NewChannelEvent;
+}
+
 export class NotificationService {
+  private readonly batch = new BatchQueue<Incoming, boolean>((items) => this.storeAndApply(items));
   /** Set by the app: where notifications are logged (type and payment_id only, never the body). */
   logger: NotificationLogger | null = null;
 
@@ -92,23 +102,41 @@ export class NotificationService {
     const body = parseObject(raw);
     if (!body) throw new AppError('BAD_REQUEST', 'The notification is not a JSON object');
     const event = describe(provider, body, raw);
-    const id = await insertChannelEvent(this.db, event, now, now + APPLY_GRACE_MS);
-    this.logger?.info(
-      { provider, type: event.type, payment_id: event.payment_id, duplicate: id === null },
-      'channel notification',
-    );
-    if (id === null) return { duplicate: true };
+    let duplicate: boolean;
     try {
-      await this.apply(provider, body);
-      await markApplied(this.db, id, this.options.now());
+      duplicate = await this.batch.submit({ provider, body, event });
     } catch (err) {
-      // Stored: the worker applies it after APPLY_GRACE_MS. The provider gets its 200.
+      // Kept for the worker, which applies it after APPLY_GRACE_MS; the provider gets its 200.
+      const id = await insertChannelEvent(this.db, event, 'pending', now, now + APPLY_GRACE_MS);
+      duplicate = id === null;
       this.logger?.warn(
-        { provider, event: id, err: errorName(err) },
+        { provider, type: event.type, err: errorName(err) },
         'applying a channel notification failed; the worker tries again',
       );
     }
-    return { duplicate: false };
+    this.logger?.info(
+      { provider, type: event.type, payment_id: event.payment_id, duplicate },
+      'channel notification',
+    );
+    return { duplicate };
+  }
+
+  /**
+   * Stores and applies notifications that arrived together in one database transaction (one
+   * commit for many webhooks under load). Each is stored as applied, or found a duplicate. A batch
+   * that fails is tried again one notification at a time (`BatchQueue`).
+   */
+  private async storeAndApply(items: Incoming[]): Promise<boolean[]> {
+    return this.outcomes.within(async (scope) => {
+      const duplicates: boolean[] = [];
+      for (const item of items) {
+        const at = this.options.now();
+        const id = await insertChannelEvent(scope.tx, item.event, 'applied', at, null);
+        duplicates.push(id === null);
+        if (id !== null) await this.apply(scope, item.provider, item.body);
+      }
+      return duplicates;
+    });
   }
 
   /** Applies stored notifications whose request did not (it stopped, or applying failed). */
@@ -118,8 +146,10 @@ export class NotificationService {
     for (const row of rows) {
       try {
         const body = parseObject(Buffer.from(row.body));
-        if (body) await this.apply(row.provider as Provider, body);
-        await markApplied(this.db, row.id, this.options.now());
+        await this.outcomes.within(async (scope) => {
+          if (body) await this.apply(scope, row.provider as Provider, body);
+          await markApplied(scope.tx, row.id, this.options.now());
+        });
       } catch (err) {
         this.logger?.warn(
           { provider: row.provider, event: row.id, err: errorName(err) },
@@ -131,22 +161,23 @@ export class NotificationService {
     return rows.length;
   }
 
-  private async apply(provider: Provider, body: Record<string, unknown>): Promise<void> {
-    if (provider === 'setu') await this.applySetu(body);
-    else await this.applyCashfree(body);
+  private async apply(scope: Scope, provider: Provider, body: Record<string, unknown>): Promise<void> {
+    if (provider === 'setu') await this.applySetu(scope, body);
+    else await this.applyCashfree(scope, body);
   }
 
-  private async applySetu(body: Record<string, unknown>): Promise<void> {
+  private async applySetu(scope: Scope, body: Record<string, unknown>): Promise<void> {
     const p = payload(body);
     const type = String(body.eventType ?? p.eventType ?? '');
     // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
     if (type !== 'payment.success') return;
     const reference = text(p.id);
     const amount = typeof p.amount === 'number' ? p.amount : null;
-    const txn = await this.transaction('payin', 'setu', text(p.merchantReferenceId));
+    const txn = await this.transaction(scope, 'payin', 'setu', text(p.merchantReferenceId));
     const qr = text(p.productInstanceId);
     if (!txn || (qr !== '' && txn.channel_txn_id !== '' && qr !== txn.channel_txn_id)) {
       await this.outcomes.unknown(
+        scope,
         'setu',
         reference || text(p.txnId),
         amount,
@@ -155,17 +186,18 @@ export class NotificationService {
       return;
     }
     const outcome = setuPaymentOutcome({ ...p, status: 'success' }, txn.channel_txn_id || qr);
-    if (outcome) await this.outcomes.payin(txn, outcome, 'notification:setu');
+    if (outcome) await this.outcomes.payinIn(scope, txn, outcome, 'notification:setu');
   }
 
-  private async applyCashfree(body: Record<string, unknown>): Promise<void> {
+  private async applyCashfree(scope: Scope, body: Record<string, unknown>): Promise<void> {
     const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
     const status = CASHFREE_TYPES[text(body.type)];
     if (!status) return;
     const state = cashfreeState({ ...data, status });
-    const txn = await this.transaction('payout', 'cashfree', text(data.transfer_id));
+    const txn = await this.transaction(scope, 'payout', 'cashfree', text(data.transfer_id));
     if (!txn || !state) {
       await this.outcomes.unknown(
+        scope,
         'cashfree',
         text(data.cf_transfer_id) || text(data.transfer_id),
         null,
@@ -173,16 +205,17 @@ export class NotificationService {
       );
       return;
     }
-    await this.outcomes.payout(txn, state, 'notification:cashfree');
+    await this.outcomes.payoutIn(scope, txn, state, 'notification:cashfree');
   }
 
   private async transaction(
+    scope: Scope,
     kind: TransactionKind,
     channel: string,
     paymentId: string,
   ): Promise<TransactionRow | undefined> {
     if (!PAYMENT_ID.test(paymentId)) return undefined;
-    return this.db
+    return scope.tx
       .selectFrom('transactions')
       .selectAll()
       .where('payment_id', '=', paymentId)

@@ -3,15 +3,24 @@
  * look at expiry): a final outcome goes through the one final-status transition; a payment of
  * the wrong amount, a payment for a pay-in already final, and a reversal are kept as exceptions
  * for the operator. Everything here may run twice for the same report and changes nothing the
- * second time.
+ * second time. Each report is applied inside a `Scope` (one database transaction, which may carry
+ * several reports); the final statuses it committed are announced after the commit.
  */
 import type { Kysely } from 'kysely';
 import type { FinalOutcome, PayoutState } from '../channels/channel.ts';
 import type { Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
-import type { SettlementService } from '../transactions/settlement.service.ts';
+import type { SettlementService, Settled } from '../transactions/settlement.service.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import { recordException } from './exceptions.repository.ts';
+
+/** The transaction reports are applied in, and the final statuses to announce after its commit. */
+export interface Scope {
+  tx: Kysely<Tables>;
+  settled: Settled[];
+}
+
+type Kind = 'amount_mismatch' | 'payment_after_final' | 'reversal' | 'stuck';
 
 export class ChannelOutcomes {
   constructor(
@@ -20,43 +29,62 @@ export class ChannelOutcomes {
     private readonly now: () => number,
   ) {}
 
+  /** Runs `apply` in a transaction of its own, then announces what it settled. */
+  async within<T>(apply: (scope: Scope) => Promise<T>): Promise<T> {
+    const settled: Settled[] = [];
+    const result = await this.db.transaction().execute((tx) => apply({ tx, settled }));
+    this.settlement.announce(settled);
+    return result;
+  }
+
+  payin(txn: TransactionRow, outcome: FinalOutcome, source: string): Promise<void> {
+    return this.within((s) => this.payinIn(s, txn, outcome, source));
+  }
+
+  payout(txn: TransactionRow, state: PayoutState, source: string): Promise<void> {
+    return this.within((s) => this.payoutIn(s, txn, state, source));
+  }
+
   /** A pay-in's outcome. A payment that does not fit the pay-in changes nothing and is an exception. */
-  async payin(txn: TransactionRow, outcome: FinalOutcome, source: string): Promise<void> {
+  async payinIn(s: Scope, txn: TransactionRow, outcome: FinalOutcome, source: string): Promise<void> {
     const reference = outcome.reference || outcome.utr || txn.payment_id;
-    if (outcome.status === 'SUCCESS') {
-      if (outcome.amount !== undefined && outcome.amount !== txn.amount) {
-        await this.exception(
-          txn,
-          'amount_mismatch',
-          reference,
-          outcome.amount,
-          `paid ${paiseText(outcome.amount)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
-        );
-        return;
-      }
-      const { changed } = await this.settlement.settle(txn.payment_id, outcome, source);
-      if (changed) return;
-      const now = await this.current(txn.payment_id);
-      // The same payment reported again changes nothing; another one for a final pay-in is kept.
-      if (now && !(now.status === 'SUCCESS' && now.utr === outcome.utr))
-        await this.exception(
-          now,
-          'payment_after_final',
-          reference,
-          outcome.amount ?? null,
-          `a payment (utr ${outcome.utr || 'none'}) came for a pay-in already ${now.status}`,
-        );
+    if (outcome.status === 'SUCCESS' && outcome.amount !== undefined && outcome.amount !== txn.amount) {
+      await this.exception(
+        s,
+        txn,
+        'amount_mismatch',
+        reference,
+        outcome.amount,
+        `paid ${paiseText(outcome.amount)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
+      );
       return;
     }
-    await this.settlement.settle(txn.payment_id, outcome, source);
+    if (await this.settle(s, txn, outcome, source)) return;
+    if (outcome.status !== 'SUCCESS') return;
+    const now = await s.tx
+      .selectFrom('transactions')
+      .selectAll()
+      .where('payment_id', '=', txn.payment_id)
+      .executeTakeFirst();
+    // The same payment reported again changes nothing; another one for a final pay-in is kept.
+    if (now && !(now.status === 'SUCCESS' && now.utr === outcome.utr))
+      await this.exception(
+        s,
+        now,
+        'payment_after_final',
+        reference,
+        outcome.amount ?? null,
+        `a payment (utr ${outcome.utr || 'none'}) came for a pay-in already ${now.status}`,
+      );
   }
 
   /** A payout's state: its outcome when final, then its reversal when the money came back. */
-  async payout(txn: TransactionRow, state: PayoutState, source: string): Promise<void> {
+  async payoutIn(s: Scope, txn: TransactionRow, state: PayoutState, source: string): Promise<void> {
     const outcome = state.outcome;
     if (!outcome) return;
     if (outcome.amount !== undefined && outcome.amount !== txn.amount) {
       await this.exception(
+        s,
         txn,
         'amount_mismatch',
         outcome.reference || txn.payment_id,
@@ -65,11 +93,12 @@ export class ChannelOutcomes {
       );
       return;
     }
-    await this.settlement.settle(txn.payment_id, outcome, source);
+    await this.settle(s, txn, outcome, source);
     if (!state.reversed) return;
-    const reversed = await this.settlement.reverse(txn.payment_id, source);
+    const reversed = await this.settlement.reverseIn(s.tx, txn.payment_id, source);
     if (reversed)
       await this.exception(
+        s,
         reversed,
         'reversal',
         txn.payment_id,
@@ -80,44 +109,57 @@ export class ChannelOutcomes {
 
   /** A transaction not final long after it was created. */
   async stuck(txn: TransactionRow, ageS: number): Promise<void> {
-    await this.exception(
-      txn,
-      'stuck',
-      txn.payment_id,
-      txn.amount,
-      `still ${txn.status} ${Math.floor(ageS / 3600)} h after it was created`,
+    await this.within((s) =>
+      this.exception(
+        s,
+        txn,
+        'stuck',
+        txn.payment_id,
+        txn.amount,
+        `still ${txn.status} ${Math.floor(ageS / 3600)} h after it was created`,
+      ),
     );
   }
 
   /** A notification naming no transaction of this gateway. */
-  async unknown(provider: string, reference: string, amount: number | null, detail: string): Promise<void> {
-    await recordException(
-      this.db,
-      { kind: 'unknown_reference', provider, paymentId: null, reference, amount, detail },
-      this.now(),
-    );
-  }
-
-  private async exception(
-    txn: TransactionRow,
-    kind: 'amount_mismatch' | 'payment_after_final' | 'reversal' | 'stuck',
+  async unknown(
+    s: Scope,
+    provider: string,
     reference: string,
     amount: number | null,
     detail: string,
   ): Promise<void> {
     await recordException(
-      this.db,
-      { kind, provider: txn.channel, paymentId: txn.payment_id, reference, amount, detail },
+      s.tx,
+      { kind: 'unknown_reference', provider, paymentId: null, reference, amount, detail },
       this.now(),
     );
   }
 
-  private current(paymentId: string) {
-    return this.db
-      .selectFrom('transactions')
-      .selectAll()
-      .where('payment_id', '=', paymentId)
-      .executeTakeFirst();
+  private async settle(
+    s: Scope,
+    txn: TransactionRow,
+    outcome: FinalOutcome,
+    source: string,
+  ): Promise<boolean> {
+    const settled = await this.settlement.settleIn(s.tx, txn.payment_id, outcome, source);
+    if (settled) s.settled.push(settled);
+    return settled !== null;
+  }
+
+  private async exception(
+    s: Scope,
+    txn: TransactionRow,
+    kind: Kind,
+    reference: string,
+    amount: number | null,
+    detail: string,
+  ): Promise<void> {
+    await recordException(
+      s.tx,
+      { kind, provider: txn.channel, paymentId: txn.payment_id, reference, amount, detail },
+      this.now(),
+    );
   }
 }
 

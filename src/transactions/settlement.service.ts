@@ -22,6 +22,12 @@ export interface SettlementOptions {
 
 export type FinalListener = (txn: TransactionRow, deliveryId: string | null) => void;
 
+/** A final status committed (or about to be, inside the caller's transaction), for the listeners. */
+export interface Settled {
+  txn: TransactionRow;
+  deliveryId: string | null;
+}
+
 export class SettlementService implements SettlementSink {
   private readonly listeners: FinalListener[] = [];
   private readonly now: () => number;
@@ -39,65 +45,81 @@ export class SettlementService implements SettlementSink {
   }
 
   async settle(paymentId: string, outcome: FinalOutcome, source: string): Promise<{ changed: boolean }> {
-    const result = await this.db.transaction().execute(async (tx) => {
-      const at = this.now();
-      const txn = await markFinal(tx, paymentId, outcome, at);
-      if (!txn) return null;
-      await insertEvent(tx, paymentId, outcome.status, source, at);
-      let deliveryId: string | null = null;
-      if (txn.callback_url) {
-        deliveryId = await enqueueDelivery(
-          tx,
-          {
+    const result = await this.db.transaction().execute((tx) => this.settleIn(tx, paymentId, outcome, source));
+    if (!result) return { changed: false };
+    this.announce([result]);
+    return { changed: true };
+  }
+
+  /** Tells the listeners of final statuses committed by the caller's transaction. */
+  announce(settled: Settled[]): void {
+    for (const s of settled) for (const listener of this.listeners) listener(s.txn, s.deliveryId);
+  }
+
+  /**
+   * The transition inside the caller's transaction (several outcomes in one commit). Null when the
+   * transaction was final already. The caller announces the result after its commit.
+   */
+  async settleIn(
+    tx: Kysely<Tables>,
+    paymentId: string,
+    outcome: FinalOutcome,
+    source: string,
+  ): Promise<Settled | null> {
+    const at = this.now();
+    const txn = await markFinal(tx, paymentId, outcome, at);
+    if (!txn) return null;
+    await insertEvent(tx, paymentId, outcome.status, source, at);
+    let deliveryId: string | null = null;
+    if (txn.callback_url) {
+      deliveryId = await enqueueDelivery(
+        tx,
+        {
+          paymentId,
+          merchantId: txn.merchant_id,
+          url: txn.callback_url,
+          body: callbackBody({
             paymentId,
-            merchantId: txn.merchant_id,
-            url: txn.callback_url,
-            body: callbackBody({
-              paymentId,
-              merchantOrderNo: txn.merchant_order_no,
-              amount: txn.amount,
-              currency: txn.currency,
-              status: outcome.status,
-              utr: txn.utr,
-            }),
-            maxAttempts: this.options.callbackMaxAttempts,
-          },
-          at,
-        );
-      }
-      // Money last: the wallet row's lock is then held only until the commit.
-      if (txn.kind === 'payin') {
-        if (outcome.status === 'SUCCESS') {
-          await creditPayin(
-            tx,
-            {
-              merchantId: txn.merchant_id,
-              currency: txn.currency,
-              amount: txn.amount,
-              paymentId,
-              feeBps: this.options.payinFeeBps,
-            },
-            at,
-          );
-        }
-      } else {
-        await settlePayout(
+            merchantOrderNo: txn.merchant_order_no,
+            amount: txn.amount,
+            currency: txn.currency,
+            status: outcome.status,
+            utr: txn.utr,
+          }),
+          maxAttempts: this.options.callbackMaxAttempts,
+        },
+        at,
+      );
+    }
+    // Money last: the wallet row's lock is then held only until the commit.
+    if (txn.kind === 'payin') {
+      if (outcome.status === 'SUCCESS') {
+        await creditPayin(
           tx,
           {
             merchantId: txn.merchant_id,
             currency: txn.currency,
             amount: txn.amount,
             paymentId,
-            success: outcome.status === 'SUCCESS',
+            feeBps: this.options.payinFeeBps,
           },
           at,
         );
       }
-      return { txn, deliveryId };
-    });
-    if (!result) return { changed: false };
-    for (const listener of this.listeners) listener(result.txn, result.deliveryId);
-    return { changed: true };
+    } else {
+      await settlePayout(
+        tx,
+        {
+          merchantId: txn.merchant_id,
+          currency: txn.currency,
+          amount: txn.amount,
+          paymentId,
+          success: outcome.status === 'SUCCESS',
+        },
+        at,
+      );
+    }
+    return { txn, deliveryId };
   }
 
   /**
@@ -105,18 +127,16 @@ export class SettlementService implements SettlementSink {
    * payout, the amount returns to available through a journal. The status stays SUCCESS, and the
    * merchant's one callback of it stays the only one.
    */
-  async reverse(paymentId: string, source: string): Promise<TransactionRow | null> {
-    return this.db.transaction().execute(async (tx) => {
-      const at = this.now();
-      const txn = await markReversed(tx, paymentId, at);
-      if (!txn) return null;
-      await insertEvent(tx, paymentId, 'SUCCESS', `${source}:reversed`, at);
-      await reversePayout(
-        tx,
-        { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId },
-        at,
-      );
-      return txn;
-    });
+  async reverseIn(tx: Kysely<Tables>, paymentId: string, source: string): Promise<TransactionRow | null> {
+    const at = this.now();
+    const txn = await markReversed(tx, paymentId, at);
+    if (!txn) return null;
+    await insertEvent(tx, paymentId, 'SUCCESS', `${source}:reversed`, at);
+    await reversePayout(
+      tx,
+      { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId },
+      at,
+    );
+    return txn;
   }
 }
