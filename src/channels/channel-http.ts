@@ -56,6 +56,12 @@ export class ChannelHttp {
     const started = performance.now();
     const done = (outcome: string) =>
       this.observe(this.channel, req.operation, outcome, (performance.now() - started) / 1000);
+    // One timer for the whole call: the Agent's own timeouts are coarse (they tick about once a second).
+    const abort = new AbortController();
+    const timer = setTimeout(
+      () => abort.abort(new DOMException('channel timeout', 'TimeoutError')),
+      this.timeoutMs,
+    );
     try {
       const res = await request(req.url, {
         method: req.method,
@@ -65,9 +71,14 @@ export class ChannelHttp {
             ? { accept: 'application/json', ...req.headers }
             : { accept: 'application/json', 'content-type': 'application/json', ...req.headers },
         body: req.body === undefined ? undefined : JSON.stringify(req.body),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: abort.signal,
       });
-      const text = await readText(res.body);
+      const length = Number(res.headers['content-length'] ?? 0);
+      if (length > MAX_ANSWER_BYTES) {
+        res.body.destroy();
+        throw Object.assign(new Error('answer too large'), { code: 'ERR_ANSWER_TOO_LARGE' });
+      }
+      const text = await res.body.text();
       done(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`);
       return { status: res.statusCode, body: parseObject(text) };
     } catch (err) {
@@ -80,26 +91,14 @@ export class ChannelHttp {
         kind,
         `${this.channel} ${req.operation}: ${kind === 'error' ? 'the request failed' : kind}`,
       );
+    } finally {
+      clearTimeout(timer);
     }
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
-
-async function readText(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_ANSWER_BYTES) {
-      body.destroy?.();
-      throw Object.assign(new Error('answer too large'), { code: 'ERR_ANSWER_TOO_LARGE' });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function parseObject(text: string): Record<string, unknown> | null {

@@ -48,6 +48,7 @@ export class TransactionWorker {
   private again = false;
   private stopped = true;
   private readonly storeDown: OutageLog;
+  private notificationsLookedAt = 0;
 
   constructor(
     private readonly database: Database,
@@ -136,10 +137,15 @@ export class TransactionWorker {
       handled += rows.length;
       if (rows.length < BATCH || this.stopped) break;
     }
-    try {
-      while ((await this.options.notifications.applyDue(BATCH)) === BATCH && !this.stopped);
-    } catch (err) {
-      this.storeDown.failed(err, 'applying stored channel notifications failed');
+    // Stored notifications wait only after a failure or a crash: looked for once a poll interval, not
+    // on every wake-up (a busy gateway wakes the worker for every payout it creates).
+    if (this.now - this.notificationsLookedAt >= this.options.pollMs) {
+      this.notificationsLookedAt = this.now;
+      try {
+        while ((await this.options.notifications.applyDue(BATCH)) === BATCH && !this.stopped);
+      } catch (err) {
+        this.storeDown.failed(err, 'applying stored channel notifications failed');
+      }
     }
     return handled;
   }

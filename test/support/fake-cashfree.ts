@@ -7,6 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { Pool } from 'undici';
 import { cashfreeSignature } from '../../src/live/signatures.ts';
 import type { Fault } from './fake-setu.ts';
 
@@ -59,6 +60,8 @@ export class FakeCashfree {
   private server!: http.Server;
   url = '';
   private pendingWebhooks = new Set<Promise<unknown>>();
+  /** Keep-alive connections to Paygate for webhooks (as a provider's sender keeps them). */
+  private notifyPool: Pool | null = null;
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => void this.handle(req, res));
@@ -70,6 +73,7 @@ export class FakeCashfree {
 
   async stop(): Promise<void> {
     await Promise.allSettled([...this.pendingWebhooks]);
+    await this.notifyPool?.close().catch(() => {});
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
   }
@@ -133,20 +137,25 @@ export class FakeCashfree {
   ): Promise<number> {
     const raw = opts.body ?? JSON.stringify(this.webhookBody(type, t));
     const timestamp = opts.timestamp ?? String(Date.now());
-    const sent = fetch(this.notifyUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-webhook-timestamp': timestamp,
-        'x-webhook-signature': opts.signature ?? cashfreeSignature(timestamp, raw, this.clientSecret),
-        'x-webhook-version': '2024-01-01',
-      },
-      body: raw,
-    }).then(async (res) => {
-      await res.arrayBuffer();
-      this.webhookStatuses.push(res.status);
-      return res.status;
-    });
+    const url = new URL(this.notifyUrl);
+    this.notifyPool ??= new Pool(url.origin, { connections: 16 });
+    const sent = this.notifyPool
+      .request({
+        method: 'POST',
+        path: url.pathname,
+        headers: {
+          'content-type': 'application/json',
+          'x-webhook-timestamp': timestamp,
+          'x-webhook-signature': opts.signature ?? cashfreeSignature(timestamp, raw, this.clientSecret),
+          'x-webhook-version': '2024-01-01',
+        },
+        body: raw,
+      })
+      .then(async (res) => {
+        await res.body.dump();
+        this.webhookStatuses.push(res.statusCode);
+        return res.statusCode;
+      });
     this.pendingWebhooks.add(sent);
     try {
       return await sent;
