@@ -61,7 +61,7 @@ export class FakeCashfree {
   url = '';
   private pendingWebhooks = new Set<Promise<unknown>>();
   /** Keep-alive connections to Paygate for webhooks (as a provider's sender keeps them). */
-  private notifyPool: Pool | null = null;
+  private notifyPool: { origin: string; pool: Pool } | null = null;
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => void this.handle(req, res));
@@ -73,7 +73,7 @@ export class FakeCashfree {
 
   async stop(): Promise<void> {
     await Promise.allSettled([...this.pendingWebhooks]);
-    await this.notifyPool?.close().catch(() => {});
+    await this.notifyPool?.pool.close().catch(() => {});
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
   }
@@ -138,8 +138,12 @@ export class FakeCashfree {
     const raw = opts.body ?? JSON.stringify(this.webhookBody(type, t));
     const timestamp = opts.timestamp ?? String(Date.now());
     const url = new URL(this.notifyUrl);
-    this.notifyPool ??= new Pool(url.origin, { connections: 16 });
-    const sent = this.notifyPool
+    if (this.notifyPool?.origin !== url.origin) {
+      // Paygate moved (a restart on another port): connections to the old one are no use.
+      void this.notifyPool?.pool.close().catch(() => {});
+      this.notifyPool = { origin: url.origin, pool: new Pool(url.origin, { connections: 16 }) };
+    }
+    const sent = this.notifyPool.pool
       .request({
         method: 'POST',
         path: url.pathname,
