@@ -176,6 +176,20 @@ for (const kind of DATABASES) {
       assert.equal((await l.status('payin', created.payment_id)).status, 'PENDING');
     });
 
+    it('stores a verified notification that is not a JSON object and answers 200, changing nothing', async () => {
+      const l = live();
+      const before = await eventCount(l);
+      assert.equal(await l.setu.send('not json at all'), 200);
+      assert.equal(await eventCount(l), before + 1);
+      const [row] = await l.gw.database.db
+        .selectFrom('channel_events')
+        .select(['type', 'state', 'payment_id'])
+        .orderBy('id', 'desc')
+        .limit(1)
+        .execute();
+      assert.deepEqual(row, { type: 'unknown', state: 'applied', payment_id: null });
+    });
+
     it('answers 200 to a notification for an unknown reference and keeps it as an exception', async () => {
       const l = live();
       const created = await payin(l, 'onsite');

@@ -16,7 +16,7 @@ import {
   type PayoutState,
   type PayoutSubmission,
 } from './channel.ts';
-import { ChannelHttp, failureOf, rupeesToPaise } from './channel-http.ts';
+import { ChannelHttp, failureOf, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
 import { pollDelay } from './setu.channel.ts';
 
 export const CASHFREE_API_VERSION = '2024-01-01';
@@ -66,34 +66,35 @@ export class CashfreeChannel implements Channel {
       },
     });
     if (answer.status !== 200 && answer.status !== 201) throw failureOf(this.name, 'transfer_create', answer);
-    const state = answer.body && cashfreeState(answer.body);
-    if (!state)
-      throw new ChannelFailure(
-        'unknown',
-        this.name,
-        'bad_answer',
-        'cashfree transfer_create: no transfer in the answer',
-      );
-    return state;
+    return this.stateIn(answer, 'transfer_create');
   }
 
   async readPayout(p: PayoutInFlight): Promise<PayoutState | null> {
-    const answer = await this.http.send({
-      operation: 'transfer_read',
-      method: 'GET',
-      url: `${this.settings.baseUrl}/transfers?transfer_id=${encodeURIComponent(p.paymentId)}`,
-      headers: this.headers(),
-    });
+    const answer = await this.readTransfer('transfer_read', p.paymentId);
     // 404: Cashfree has no transfer with this id, so it never took the payout.
     if (answer.status === 404) return null;
     if (answer.status !== 200) throw failureOf(this.name, 'transfer_read', answer);
+    return this.stateIn(answer, 'transfer_read');
+  }
+
+  private readTransfer(operation: string, transferId: string): Promise<ChannelAnswer> {
+    return this.http.send({
+      operation,
+      method: 'GET',
+      url: `${this.settings.baseUrl}/transfers?transfer_id=${encodeURIComponent(transferId)}`,
+      headers: this.headers(),
+    });
+  }
+
+  /** The transfer in an answer; an answer without one leaves the outcome unknown. */
+  private stateIn(answer: ChannelAnswer, operation: string): PayoutState {
     const state = answer.body && cashfreeState(answer.body);
     if (!state)
       throw new ChannelFailure(
         'unknown',
         this.name,
         'bad_answer',
-        'cashfree transfer_read: no transfer in the answer',
+        `cashfree ${operation}: no transfer in the answer`,
       );
     return state;
   }
@@ -116,12 +117,7 @@ export class CashfreeChannel implements Channel {
 
   /** Tries the credentials: a read of a transfer that does not exist (404 is the good answer). */
   async check(): Promise<string> {
-    const answer = await this.http.send({
-      operation: 'check',
-      method: 'GET',
-      url: `${this.settings.baseUrl}/transfers?transfer_id=paygate_check`,
-      headers: this.headers(),
-    });
+    const answer = await this.readTransfer('check', 'paygate_check');
     if (answer.status === 401 || answer.status === 403) throw failureOf(this.name, 'check', answer);
     return `credentials accepted; Payouts answered ${answer.status}`;
   }

@@ -76,14 +76,3 @@ export async function claimDueEvents(
   const rows = await claimDue(database, DUE_EVENTS, now, leaseMs, limit);
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
-
-/** The notifications stored for a transaction, oldest first. */
-export async function eventsFor(db: Kysely<Tables>, paymentId: string): Promise<ChannelEventRow[]> {
-  const rows = await db
-    .selectFrom('channel_events')
-    .selectAll()
-    .where('payment_id', '=', paymentId)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => ({ ...r, id: Number(r.id) }));
-}

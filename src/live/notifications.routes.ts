@@ -8,8 +8,6 @@ import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/common.schemas.ts';
 import type { NotificationService, Provider } from './notifications.service.ts';
 
-export const NOTIFICATION_PATHS = ['/channels/setu/notifications', '/channels/cashfree/notifications'];
-
 export const notificationRoutes: FastifyPluginAsync<{ notifications: NotificationService }> = async (
   app,
   { notifications },
@@ -29,7 +27,7 @@ export const notificationRoutes: FastifyPluginAsync<{ notifications: Notificatio
               type: 'object',
               properties: { status: { type: 'string' }, duplicate: { type: 'boolean' } },
             },
-            ...errorResponses(400, 401, 404),
+            ...errorResponses(401, 404),
           },
         },
       },

@@ -82,8 +82,8 @@ export class NotificationService {
   }
 
   /**
-   * Verifies, stores and applies one notification. Throws 401 SIGNATURE_INVALID (nothing stored)
-   * or 400 for a verified body that is not a JSON object. Answers whether it was new.
+   * Verifies, stores and applies one notification. Throws 401 SIGNATURE_INVALID (nothing stored).
+   * Answers whether it was new.
    */
   async receive(
     provider: Provider,
@@ -99,8 +99,9 @@ export class NotificationService {
         : verifyCashfree(raw, headers['x-webhook-timestamp'], headers['x-webhook-signature'], secret, now));
     if (!verified)
       throw new AppError('SIGNATURE_INVALID', 'The notification signature is missing or not valid');
-    const body = parseObject(raw);
-    if (!body) throw new AppError('BAD_REQUEST', 'The notification is not a JSON object');
+    // Kept even when it is not a JSON object (an event of type "unknown", which changes nothing):
+    // every verified notification is stored, and answered 200 so the provider stops sending it.
+    const body = parseObject(raw) ?? {};
     const event = describe(provider, body, raw);
     let duplicate: boolean;
     try {

@@ -126,9 +126,9 @@ export class PagesService {
           : 'expired';
     let svg = '';
     let links: PageView['links'] = null;
-    // A live channel's own intent is handed out as it is: its `tr` is the channel's reference.
-    const intent = txn.upi_intent ?? upiIntent(this.upiPayment(row));
     if (state === 'pending') {
+      // A live channel's own intent is handed out as it is: its `tr` is the channel's reference.
+      const intent = txn.upi_intent ?? upiIntent(this.upiPayment(row));
       svg = await qrSvg(intent);
       links = deepLinks(intent);
     }

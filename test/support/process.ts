@@ -42,13 +42,7 @@ export function cli(
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
   });
-  let json: unknown;
-  try {
-    json = JSON.parse(r.stdout);
-  } catch {
-    json = undefined;
-  }
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json };
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: jsonOf(r.stdout) };
 }
 
 /** `cli` without blocking this process: for commands that call servers the test itself runs (the fake providers). */
@@ -65,16 +59,17 @@ export function cliAsync(
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
-    child.once('exit', (status) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ status, stdout, stderr, json });
-    });
+    child.once('exit', (status) => resolve({ status, stdout, stderr, json: jsonOf(stdout) }));
   });
+}
+
+/** A command's stdout as JSON, or undefined when it is not JSON. */
+function jsonOf(stdout: string): unknown {
+  try {
+    return JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
 }
 
 export async function spawnServer(
