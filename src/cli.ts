@@ -8,13 +8,15 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DatabaseSetupError, migrate, openDatabase, type Database } from './db/database.ts';
 import { buildServices, liveChannels } from './services.ts';
 import { formatAmount, parseAmountText, toRupees } from './money.ts';
-import { MerchantNotFoundError } from './merchants/merchants.service.ts';
+import { callbackUrlProblem, MerchantNotFoundError, vpaProblem } from './merchants/merchants.service.ts';
 import { DELIVERY_STATUSES } from './callbacks/callbacks.service.ts';
 import type { DeliveryStatus } from './db/schema.ts';
 import { AppError } from './errors.ts';
 import { isUnavailableError } from './db/errors.ts';
 import { disableAllocationSitePretenuring } from './gc-tuning.ts';
 import { listExceptions } from './live/exceptions.repository.ts';
+import { AccountError, AccountService, PASSWORD_MAX, PASSWORD_MIN } from './dashboard/accounts.service.ts';
+import { insertAuditAction } from './dashboard/dashboard.repository.ts';
 
 class UsageError extends Error {}
 class PortInUseError extends Error {}
@@ -109,17 +111,24 @@ const COMMANDS: Record<string, CommandSpec> = {
       'the latest 100 channel exceptions: amount mismatches, late payments, unknown references, reversals, stuck',
     options: {},
   },
+  'user create': {
+    summary: 'create a dashboard user (--merchant ID or --operator); a generated password is shown once',
+    options: {
+      email: { type: 'string', value: 'EMAIL', help: 'the address the user signs in with', required: true },
+      merchant: { type: 'string', value: 'ID', help: 'the merchant whose data the user sees' },
+      operator: { type: 'boolean', help: 'an operator, who sees every merchant' },
+      'password-stdin': {
+        type: 'boolean',
+        help: `read the password from standard input (${PASSWORD_MIN} to ${PASSWORD_MAX} characters) instead of generating one`,
+      },
+    },
+  },
 };
 
 const GLOBAL_OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
-
-/** A UPI id: handle@psp. */
-const VPA = /^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9.-]{1,63}$/;
-/** A live merchant's UPI id, as Setu takes it (its document's merchantVpa pattern). */
-const LIVE_VPA = /^[a-z0-9.-]+@[a-zA-Z]+$/;
 
 function optionUsage(name: string, o: OptionSpec): string {
   return o.type === 'string' ? `--${name} ${o.value ?? 'VALUE'}` : `--${name}`;
@@ -232,6 +241,11 @@ function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Prom
 }
 
 /** Rows under a header, each column as wide as its widest cell. */
+/** Writes an operator's action to the audit log the dashboard lists (CONTRACT §11). */
+function audit(d: Database, action: string, merchantId: string | null, detail: string): Promise<void> {
+  return insertAuditAction(d.db, { at: Date.now(), actor: 'cli', action, merchant_id: merchantId, detail });
+}
+
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
@@ -316,24 +330,12 @@ async function run(argv: string[], out: Out): Promise<number> {
       const name = required(flags, 'name');
       if (name.length > 100) throw new UsageError('--name must be at most 100 characters');
       const callbackUrl = flags['callback-url'] as string | undefined;
-      const schemes = config.allowPrivateCallbackUrls ? /^https?:\/\/\S+$/ : /^https:\/\/\S+$/;
-      if (
-        callbackUrl !== undefined &&
-        (!schemes.test(callbackUrl) || callbackUrl.length > 512 || !URL.canParse(callbackUrl))
-      ) {
-        throw new UsageError(
-          `--callback-url must be an ${config.allowPrivateCallbackUrls ? 'http(s)' : 'https'} URL of at most 512 characters`,
-        );
-      }
+      const urlProblem =
+        callbackUrl === undefined ? null : callbackUrlProblem(callbackUrl, config.allowPrivateCallbackUrls);
+      if (urlProblem) throw new UsageError(`--callback-url: ${urlProblem}`);
       const vpa = flags.vpa as string | undefined;
-      if (vpa !== undefined && !VPA.test(vpa))
-        throw new UsageError('--vpa must be a UPI id, handle@psp (such as shop@okaxis)');
-      if (flags.live && vpa === undefined)
-        throw new UsageError('--live needs --vpa: the UPI id customers pay this merchant at');
-      if (flags.live && !LIVE_VPA.test(vpa ?? ''))
-        throw new UsageError(
-          '--vpa of a live merchant takes lower-case letters, digits, . and - before the @ (Setu UPI)',
-        );
+      const problem = vpaProblem(vpa ?? null, Boolean(flags.live));
+      if (problem) throw new UsageError(`--vpa: ${problem}`);
       const created = await withDatabase(config, (d) =>
         buildServices(config, d).merchants.create({
           name,
@@ -364,16 +366,28 @@ async function run(argv: string[], out: Out): Promise<number> {
     case 'merchant disable':
     case 'merchant enable': {
       const status = command === 'merchant disable' ? 'disabled' : 'active';
-      const m = await withDatabase(config, (d) =>
-        buildServices(config, d).merchants.setStatus(required(flags, 'merchant'), status),
-      );
+      const m = await withDatabase(config, async (d) => {
+        const changed = await buildServices(config, d).merchants.setStatus(
+          required(flags, 'merchant'),
+          status,
+        );
+        await audit(
+          d,
+          command === 'merchant disable' ? 'disable' : 'enable',
+          changed.merchant_id,
+          `${status === 'active' ? 'enabled' : 'disabled'} the merchant`,
+        );
+        return changed;
+      });
       out({ ...m }, `${m.merchant_id} is ${m.status}`);
       return 0;
     }
     case 'merchant rotate-secret': {
-      const r = await withDatabase(config, (d) =>
-        buildServices(config, d).merchants.rotateSecret(required(flags, 'merchant')),
-      );
+      const r = await withDatabase(config, async (d) => {
+        const rotated = await buildServices(config, d).merchants.rotateSecret(required(flags, 'merchant'));
+        await audit(d, 'rotate_secret', rotated.merchant_id, 'rotated the webhook secret');
+        return rotated;
+      });
       out(
         { ...r },
         `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on)`,
@@ -381,9 +395,11 @@ async function run(argv: string[], out: Out): Promise<number> {
       return 0;
     }
     case 'key rotate': {
-      const r = await withDatabase(config, (d) =>
-        buildServices(config, d).merchants.rotateKey(required(flags, 'merchant')),
-      );
+      const r = await withDatabase(config, async (d) => {
+        const rotated = await buildServices(config, d).merchants.rotateKey(required(flags, 'merchant'));
+        await audit(d, 'rotate_key', rotated.merchant_id, 'rotated the API key');
+        return rotated;
+      });
       out({ ...r }, `api_key: ${r.api_key}\n(shown once; the previous key no longer works)`);
       return 0;
     }
@@ -396,7 +412,9 @@ async function run(argv: string[], out: Out): Promise<number> {
       const b = await withDatabase(config, async (d) => {
         const s = buildServices(config, d);
         await s.merchants.get(merchantId);
-        return s.wallets.topUp(merchantId, cur, amount);
+        const balance = await s.wallets.topUp(merchantId, cur, amount);
+        await audit(d, 'credit', merchantId, `credited ${formatAmount(amount)} ${cur}`);
+        return balance;
       });
       out(
         {
@@ -484,7 +502,16 @@ async function run(argv: string[], out: Out): Promise<number> {
     case 'callbacks resend': {
       const paymentId = positionals[0];
       if (!paymentId) throw new UsageError('callbacks resend needs a PAYMENT_ID');
-      const r = await withDatabase(config, (d) => buildServices(config, d).callbacks.resend(paymentId));
+      const r = await withDatabase(config, async (d) => {
+        const queued = await buildServices(config, d).callbacks.resend(paymentId);
+        const txn = await d.db
+          .selectFrom('transactions')
+          .select('merchant_id')
+          .where('payment_id', '=', paymentId)
+          .executeTakeFirst();
+        await audit(d, 'resend', txn?.merchant_id ?? null, `resent the callback of ${paymentId}`);
+        return queued;
+      });
       out({ ...r }, `queued ${r.delivery_id} for ${r.payment_id}`);
       return 0;
     }
@@ -545,9 +572,43 @@ async function run(argv: string[], out: Out): Promise<number> {
       );
       return 0;
     }
+    case 'user create': {
+      const email = required(flags, 'email');
+      const merchantId = flags.merchant as string | undefined;
+      if ((merchantId === undefined) === !flags.operator)
+        throw new UsageError('user create needs exactly one of --merchant ID and --operator');
+      const password = flags['password-stdin'] ? await readPassword() : null;
+      const created = await withDatabase(config, (d) =>
+        new AccountService(d.db).createUser({
+          email,
+          role: flags.operator ? 'operator' : 'merchant',
+          merchantId: merchantId ?? null,
+          password,
+        }),
+      );
+      out(
+        { ...created },
+        `user_id:  ${created.user_id}\nemail:    ${created.email}\nrole:     ${created.role}${created.merchant_id ? `\nmerchant: ${created.merchant_id}` : ''}${created.password ? `\npassword: ${created.password}\n(shown once; sign in at /dashboard)` : ''}`,
+      );
+      return 0;
+    }
     default:
       throw new UsageError(`unknown command "${command}"; see paygate --help`);
   }
+}
+
+/** The password piped to `user create --password-stdin`, without its final line break. */
+async function readPassword(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+  if (text.length < PASSWORD_MIN || text.length > PASSWORD_MAX)
+    throw new UsageError(
+      `the password on standard input must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`,
+    );
+  return text;
 }
 
 /** The `code` of a `--json` error. */
@@ -556,6 +617,7 @@ function errorCode(err: unknown): string {
   if (err instanceof PortInUseError) return 'PORT_IN_USE';
   if (err instanceof ConfigError) return 'CONFIG_INVALID';
   if (err instanceof MerchantNotFoundError) return 'MERCHANT_NOT_FOUND';
+  if (err instanceof AccountError) return err.code;
   if (err instanceof DatabaseSetupError)
     return err.unavailable ? 'DATABASE_UNAVAILABLE' : 'DATABASE_UNUSABLE';
   if (err instanceof AppError) return err.errorCode;

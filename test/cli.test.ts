@@ -264,7 +264,7 @@ describe('the CLI as a newcomer meets it', () => {
       /^paygate: unknown command "frobnicate"; see paygate --help$/,
       /^paygate: merchant create: unknown option --nme; see paygate merchant create --help$/,
       /^paygate: wallet credit: --amount needs a value; to give one starting with "-", write --amount=VALUE$/,
-      /^paygate: --vpa must be a UPI id, handle@psp/,
+      /^paygate: --vpa: the UPI id must be handle@psp/,
       /^paygate: callbacks resend: unexpected argument b/,
       /^paygate: a command is needed; see paygate --help$/,
       /^paygate: unknown command "constructor"; see paygate --help$/,

@@ -2,7 +2,13 @@
  * The one set of migrations for SQLite and PostgreSQL. Each is written with kysely's schema
  * builder; the only dialect difference is how an auto-increment key is spelled.
  */
-import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import {
+  sql,
+  type ColumnDefinitionBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely';
 import type { DatabaseKind } from './database.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -252,11 +258,91 @@ function liveChannels(kind: DatabaseKind): Migration {
   };
 }
 
+/** The dashboard: users, sessions, the audit log, and the indexes its lists and searches use. */
+function dashboard(kind: DatabaseKind): Migration {
+  const serial = kind === 'postgres' ? 'bigserial' : 'integer';
+  const id = (c: ColumnDefinitionBuilder) =>
+    kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement();
+  return {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('merchant', 'operator')`))
+        .addColumn('merchant_id', 'text', (c) => c.references('merchants.id'))
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addCheckConstraint('users_merchant', sql`(role = 'merchant') = (merchant_id is not null)`)
+        .execute();
+
+      await db.schema
+        .createTable('sessions')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id'))
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sessions_user').on('sessions').column('user_id').execute();
+
+      await db.schema
+        .createTable('sign_in_failures')
+        .addColumn('id', serial, id)
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('sign_in_failures_scope')
+        .on('sign_in_failures')
+        .columns(['scope', 'at'])
+        .execute();
+
+      await db.schema
+        .createTable('audit_actions')
+        .addColumn('id', serial, id)
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('merchant_id', 'text')
+        .addColumn('detail', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('audit_actions_merchant')
+        .on('audit_actions')
+        .columns(['merchant_id', 'id'])
+        .execute();
+
+      // The transactions list: newest first, by merchant or across all, and by kind and status.
+      await db.schema
+        .createIndex('transactions_merchant_created')
+        .on('transactions')
+        .columns(['merchant_id', 'created_at', 'payment_id'])
+        .execute();
+      await db.schema
+        .createIndex('transactions_merchant_kind_status')
+        .on('transactions')
+        .columns(['merchant_id', 'kind', 'status', 'created_at', 'payment_id'])
+        .execute();
+      await db.schema
+        .createIndex('transactions_created')
+        .on('transactions')
+        .columns(['created_at', 'payment_id'])
+        .execute();
+      await db.schema.createIndex('transactions_utr').on('transactions').column('utr').execute();
+    },
+  };
+}
+
 /** Migrations in order; names sort lexically, which is the order kysely applies them in. */
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(kind), '0002_live_channels': liveChannels(kind) };
+      return {
+        '0001_initial': initial(kind),
+        '0002_live_channels': liveChannels(kind),
+        '0003_dashboard': dashboard(kind),
+      };
     },
   };
 }

@@ -177,6 +177,50 @@ export interface ChannelExceptionTable {
   created_at: number;
 }
 
+export type UserRole = 'merchant' | 'operator';
+
+/** A person who signs in to the dashboard: a merchant's user sees that merchant, an operator all. */
+export interface UserTable {
+  id: string;
+  /** Lower case; one user per address. */
+  email: string;
+  role: UserRole;
+  merchant_id: string | null;
+  /** scrypt$N$r$p$salt$key, base64url; the password itself is never stored. */
+  password_hash: string;
+  created_at: number;
+}
+
+/** A signed-in browser. The cookie carries the token; only its SHA-256 is kept. */
+export interface SessionTable {
+  token_hash: string;
+  user_id: string;
+  /** Sent back in every form; a post without it is refused (403). */
+  csrf_token: string;
+  created_at: number;
+  /** The session ends when it has not been used for the idle expiry (12 h). */
+  last_seen_at: number;
+}
+
+/** A failed sign-in, counted per account (`email:…`) and per address (`ip:…`) over a window. */
+export interface SignInFailureTable {
+  id: Generated<number>;
+  scope: string;
+  at: number;
+}
+
+/** What someone did in the dashboard or the CLI that changed money, access or callbacks. */
+export interface AuditActionTable {
+  id: Generated<number>;
+  at: number;
+  /** The user's email, or `cli` for the command line. */
+  actor: string;
+  /** credit, disable, enable, rotate_key, rotate_secret, callback_url, resend, merchant_create */
+  action: string;
+  merchant_id: string | null;
+  detail: string;
+}
+
 export interface Tables {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -188,4 +232,8 @@ export interface Tables {
   callback_attempts: CallbackAttemptTable;
   channel_events: ChannelEventTable;
   channel_exceptions: ChannelExceptionTable;
+  users: UserTable;
+  sessions: SessionTable;
+  sign_in_failures: SignInFailureTable;
+  audit_actions: AuditActionTable;
 }

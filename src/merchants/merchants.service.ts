@@ -78,6 +78,31 @@ export class MerchantNotFoundError extends Error {
   }
 }
 
+/**
+ * Why `url` cannot be a merchant's default callback URL, or null when it can: https (http too
+ * where private callback URLs are allowed), at most 512 characters, a URL.
+ */
+export function callbackUrlProblem(url: string, allowHttp: boolean): string | null {
+  const schemes = allowHttp ? /^https?:\/\/\S+$/ : /^https:\/\/\S+$/;
+  if (!schemes.test(url) || url.length > 512 || !URL.canParse(url))
+    return `the callback URL must be an ${allowHttp ? 'http(s)' : 'https'} URL of at most 512 characters`;
+  return null;
+}
+
+/** A UPI id: handle@psp. */
+const VPA = /^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9.-]{1,63}$/;
+/** A live merchant's UPI id, as Setu takes it (its document's merchantVpa pattern). */
+const LIVE_VPA = /^[a-z0-9.-]+@[a-zA-Z]+$/;
+
+/** Why `vpa` cannot be a merchant's UPI id, or null when it can (a live merchant needs one). */
+export function vpaProblem(vpa: string | null, live: boolean): string | null {
+  if (vpa !== null && !VPA.test(vpa)) return 'the UPI id must be handle@psp (such as shop@okaxis)';
+  if (live && vpa === null) return 'a live merchant needs the UPI id customers pay it at';
+  if (live && !LIVE_VPA.test(vpa ?? ''))
+    return 'the UPI id of a live merchant takes lower-case letters, digits, . and - before the @ (Setu UPI)';
+  return null;
+}
+
 function newApiKey(mode: MerchantMode): string {
   // 40 base62 characters: 238 bits of randomness.
   return `sk_${mode}_${base62(40)}`;
@@ -207,6 +232,14 @@ export class MerchantService {
       throw new MerchantNotFoundError(merchantId);
     }
     return { merchant_id: merchantId, webhook_secret: webhookSecret };
+  }
+
+  /** Sets (or, with null, clears) the callback URL used when a request names none. */
+  async setCallbackUrl(merchantId: string, url: string | null): Promise<MerchantView> {
+    if (!(await updateMerchant(this.db, merchantId, { callback_url: normalUrl(url) })))
+      throw new MerchantNotFoundError(merchantId);
+    this.forgetKeys();
+    return toView(await this.get(merchantId));
   }
 
   async setStatus(merchantId: string, status: MerchantStatus): Promise<MerchantView> {

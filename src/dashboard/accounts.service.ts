@@ -1,0 +1,238 @@
+/**
+ * Dashboard accounts: users with scrypt password hashes, sessions kept in the database (any
+ * process serves any session), CSRF tokens, and the limit on failed sign-ins.
+ */
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Tables, UserRole } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { base62, prefixedId, sha256Hex } from '../ids.ts';
+import { MerchantNotFoundError } from '../merchants/merchants.service.ts';
+import {
+  clearFailures,
+  deleteIdleSessions,
+  deleteOldFailures,
+  deleteSession,
+  failuresSince,
+  findSession,
+  findUserByEmail,
+  insertSession,
+  insertUser,
+  recordFailures,
+  touchSession,
+  type SessionUser,
+} from './dashboard.repository.ts';
+
+/** A session ends after this long without a request (CONTRACT §11). */
+export const IDLE_EXPIRY_MS = 12 * 3600_000;
+/** last_seen_at is written at most this often per session, not on every page. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** Failed sign-ins allowed per window: per account, and per client address. */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+export const FAILURES_PER_ACCOUNT = 5;
+export const FAILURES_PER_ADDRESS = 20;
+
+/** scrypt at N = 2^15, r = 8: 32 MiB and some 60 ms per hash on this class of machine. */
+const SCRYPT: ScryptOptions = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+const KEY_LENGTH = 32;
+
+export const EMAIL = /^[^\s@<>"]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,}$/;
+export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 256;
+
+/** A user that cannot be created: INVALID_USER (a bad email or password), USER_EXISTS. */
+export class AccountError extends Error {
+  constructor(
+    readonly code: 'INVALID_USER' | 'USER_EXISTS',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface CreatedUser {
+  user_id: string;
+  email: string;
+  role: UserRole;
+  merchant_id: string | null;
+  /** The generated password, shown once; null when the caller chose it. */
+  password: string | null;
+}
+
+/** Who is signed in, as the routes see them. */
+export interface DashboardUser {
+  userId: string;
+  email: string;
+  role: UserRole;
+  /** The merchant a merchant's user sees; null for an operator. */
+  merchantId: string | null;
+  csrfToken: string;
+  tokenHash: string;
+}
+
+function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, SCRYPT);
+  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join(
+    '$',
+  );
+}
+
+export async function checkPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, key] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !key) return false;
+  const expected = Buffer.from(key, 'base64url');
+  const actual = await derive(password, Buffer.from(salt, 'base64url'), {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
+  });
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Compared against when the email is unknown, so that a wrong address costs as long as a wrong password. */
+let decoyHash: Promise<string> | null = null;
+
+export function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export class AccountService {
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async createUser(input: {
+    email: string;
+    role: UserRole;
+    merchantId: string | null;
+    password: string | null;
+  }): Promise<CreatedUser> {
+    const email = input.email.trim().toLowerCase();
+    if (email.length > 254 || !EMAIL.test(email))
+      throw new AccountError('INVALID_USER', 'the email must be an address such as ops@example.com');
+    const password = input.password ?? base62(20);
+    if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+      throw new AccountError(
+        'INVALID_USER',
+        `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long`,
+      );
+    if (input.role === 'merchant') {
+      const merchant = await this.db
+        .selectFrom('merchants')
+        .select('id')
+        .where('id', '=', input.merchantId ?? '')
+        .executeTakeFirst();
+      if (!merchant) throw new MerchantNotFoundError(input.merchantId ?? '');
+    }
+    if (await findUserByEmail(this.db, email))
+      throw new AccountError('USER_EXISTS', `a user with the email ${email} already exists`);
+    const user = {
+      id: prefixedId('usr', 16),
+      email,
+      role: input.role,
+      merchant_id: input.role === 'merchant' ? input.merchantId : null,
+      password_hash: await hashPassword(password),
+      created_at: this.now(),
+    };
+    await insertUser(this.db, user).catch((err: unknown) => {
+      // Two creations of one address at once: the unique key decides.
+      if (/unique|duplicate/i.test(String((err as Error).message)))
+        throw new AccountError('USER_EXISTS', `a user with the email ${email} already exists`);
+      throw err;
+    });
+    return {
+      user_id: user.id,
+      email,
+      role: user.role,
+      merchant_id: user.merchant_id,
+      password: input.password === null ? password : null,
+    };
+  }
+
+  /**
+   * Signs a user in: a new session's token (for the cookie) or null when the email or password is
+   * wrong. 429 RATE_LIMITED, before the password is even checked, once the account or the address
+   * has failed too often within the window.
+   */
+  async signIn(emailInput: string, password: string, address: string): Promise<string | null> {
+    const at = this.now();
+    const email = emailInput.trim().toLowerCase().slice(0, 254);
+    const scopes = [`email:${email}`, `ip:${address}`];
+    await this.refuseWhenLimited(scopes, at);
+    const user = await findUserByEmail(this.db, email);
+    decoyHash ??= hashPassword(base62(20));
+    const ok = await checkPassword(password.slice(0, PASSWORD_MAX), user?.password_hash ?? (await decoyHash));
+    if (!user || !ok) {
+      await recordFailures(this.db, scopes, at);
+      return null;
+    }
+    await clearFailures(this.db, scopes[0]!);
+    const token = base62(43);
+    await insertSession(this.db, {
+      token_hash: sha256Hex(token),
+      user_id: user.id,
+      csrf_token: base62(32),
+      created_at: at,
+      last_seen_at: at,
+    });
+    // Housekeeping on the rare path: sessions and failures nobody can use any more.
+    await deleteIdleSessions(this.db, at - IDLE_EXPIRY_MS);
+    await deleteOldFailures(this.db, at - SIGN_IN_WINDOW_MS);
+    return token;
+  }
+
+  private async refuseWhenLimited(scopes: string[], at: number): Promise<void> {
+    const since = at - SIGN_IN_WINDOW_MS;
+    const limits = [FAILURES_PER_ACCOUNT, FAILURES_PER_ADDRESS];
+    for (const [i, scope] of scopes.entries()) {
+      const times = await failuresSince(this.db, scope, since);
+      const limit = limits[i]!;
+      if (times.length >= limit) {
+        const waitS = Math.max(1, Math.ceil((times[times.length - limit]! + SIGN_IN_WINDOW_MS - at) / 1000));
+        throw new AppError(
+          'RATE_LIMITED',
+          `Too many failed sign-ins; try again in ${Math.ceil(waitS / 60)} min`,
+          { retry_after_s: waitS },
+          { 'Retry-After': String(waitS) },
+        );
+      }
+    }
+  }
+
+  /** The signed-in user of a session token, or null when there is none or it has been idle too long. */
+  async session(token: string): Promise<DashboardUser | null> {
+    const tokenHash = sha256Hex(token);
+    const found: SessionUser | undefined = await findSession(this.db, tokenHash);
+    const at = this.now();
+    if (!found) return null;
+    if (at - found.last_seen_at >= IDLE_EXPIRY_MS) {
+      await deleteSession(this.db, tokenHash);
+      return null;
+    }
+    if (at - found.last_seen_at >= TOUCH_EVERY_MS) await touchSession(this.db, tokenHash, at);
+    return {
+      userId: found.user_id,
+      email: found.email,
+      role: found.role,
+      merchantId: found.merchant_id,
+      csrfToken: found.csrf_token,
+      tokenHash,
+    };
+  }
+
+  async signOut(user: DashboardUser): Promise<void> {
+    await deleteSession(this.db, user.tokenHash);
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * What the dashboard's pages show and the actions they offer. Every action goes through the
+ * service the API and CLI use (the resend limit, the ledger, key rotation), and every one that
+ * changes money, access or callbacks is written to the audit log with who did it.
+ */
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.ts';
+import type { MerchantStatus, Tables } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { formatAmount } from '../money.ts';
+import { listExceptions } from '../live/exceptions.repository.ts';
+import {
+  callbackUrlProblem,
+  type CreatedMerchant,
+  type MerchantView,
+} from '../merchants/merchants.service.ts';
+import type { Services } from '../services.ts';
+import { findTransaction } from '../transactions/transactions.repository.ts';
+import type { DashboardUser } from './accounts.service.ts';
+import {
+  dailyStats,
+  DAY_MS,
+  eventsOf,
+  insertAuditAction,
+  IST_OFFSET_MS,
+  journalOf,
+  ledgerPage,
+  listAuditActions,
+  listTransactions,
+  walletsOf,
+  type ListCursor,
+  type ListRow,
+  type TransactionFilter,
+} from './dashboard.repository.ts';
+
+/** Rows per page of the transactions list and the ledger. */
+export const PAGE_SIZE = 50;
+/** Rows read at a time while a CSV export streams. */
+const EXPORT_BATCH = 1000;
+/** Days on the overview's chart. */
+export const OVERVIEW_DAYS = 30;
+
+export interface DayPoint {
+  /** YYYY-MM-DD, an IST day. */
+  date: string;
+  payinVolume: number;
+  payoutVolume: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** The IST calendar day of an instant, as YYYY-MM-DD. */
+export function istDate(at: number): string {
+  return new Date(at + IST_OFFSET_MS).toISOString().slice(0, 10);
+}
+
+/** The first instant of an IST day given as YYYY-MM-DD, or null when it is not a date. */
+export function istDayStart(date: string): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  if (!m) return null;
+  const utc = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  if (Number.isNaN(utc) || new Date(utc).toISOString().slice(0, 10) !== date) return null;
+  return utc - IST_OFFSET_MS;
+}
+
+export class DashboardService {
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly services: Services,
+    private readonly config: Config,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * The merchant a page is about: a merchant's user always its own; an operator the one asked
+   * for (which must exist), or null for all of them.
+   */
+  async scope(user: DashboardUser, asked: string | undefined): Promise<string | null> {
+    if (user.merchantId !== null) return user.merchantId;
+    if (!asked) return null;
+    await this.services.merchants.get(asked);
+    return asked;
+  }
+
+  merchants(): Promise<MerchantView[]> {
+    return this.services.merchants.list();
+  }
+
+  merchant(id: string) {
+    return this.services.merchants.get(id);
+  }
+
+  async overview(merchantId: string | null) {
+    const at = this.now();
+    const today = istDayStart(istDate(at))!;
+    const first = today - (OVERVIEW_DAYS - 1) * DAY_MS;
+    const [wallets, stats] = await Promise.all([
+      walletsOf(this.db, merchantId),
+      dailyStats(this.db, merchantId, first),
+    ]);
+    const days: DayPoint[] = [];
+    const firstDay = Math.floor((first + IST_OFFSET_MS) / DAY_MS);
+    for (let i = 0; i < OVERVIEW_DAYS; i++) {
+      days.push({
+        date: istDate(first + i * DAY_MS),
+        payinVolume: 0,
+        payoutVolume: 0,
+        succeeded: 0,
+        failed: 0,
+      });
+    }
+    for (const s of stats) {
+      const point = days[s.day - firstDay];
+      if (!point) continue;
+      if (s.kind === 'payin') point.payinVolume += s.volume;
+      else point.payoutVolume += s.volume;
+      point.succeeded += s.succeeded;
+      point.failed += s.failed;
+    }
+    return { wallets, days };
+  }
+
+  transactions(filter: TransactionFilter, cursor: ListCursor | null): Promise<ListRow[]> {
+    return listTransactions(this.db, filter, cursor, PAGE_SIZE);
+  }
+
+  /** Every transaction matching `filter`, read a batch at a time (the export never holds them all). */
+  async *exportRows(filter: TransactionFilter): AsyncGenerator<ListRow[]> {
+    let cursor: ListCursor | null = null;
+    for (;;) {
+      const rows = await listTransactions(this.db, filter, cursor, EXPORT_BATCH);
+      if (rows.length === 0) return;
+      yield rows;
+      if (rows.length < EXPORT_BATCH) return;
+      const last = rows[rows.length - 1]!;
+      cursor = { createdAt: last.created_at, paymentId: last.payment_id };
+    }
+  }
+
+  /** A transaction with everything that happened to it; 404 when the user may not see it. */
+  async transaction(user: DashboardUser, paymentId: string) {
+    const txn = await findTransaction(this.db, paymentId);
+    if (!txn || (user.merchantId !== null && txn.merchant_id !== user.merchantId))
+      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
+    const [events, journal, deliveries] = await Promise.all([
+      eventsOf(this.db, paymentId),
+      journalOf(this.db, paymentId),
+      this.services.callbacks.list({ paymentId, merchantId: txn.merchant_id, limit: 100 }),
+    ]);
+    const attempts = await Promise.all(
+      deliveries.map((d) => this.services.callbacks.attempts(d.delivery_id)),
+    );
+    return {
+      txn,
+      events,
+      journal,
+      deliveries: deliveries.map((d, i) => ({ ...d, attempts: attempts[i]! })),
+    };
+  }
+
+  /** Sends a final transaction's callback again, within the resend limit whoever asks. */
+  async resend(user: DashboardUser, paymentId: string) {
+    const txn = await findTransaction(this.db, paymentId);
+    if (!txn || (user.merchantId !== null && txn.merchant_id !== user.merchantId))
+      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
+    const result = await this.services.callbacks.resend(paymentId, txn.merchant_id);
+    await this.record(user, 'resend', txn.merchant_id, `resent the callback of ${paymentId}`);
+    return result;
+  }
+
+  ledger(merchantId: string, currency: string, account: 'available' | 'held', beforeId: number | null) {
+    return ledgerPage(this.db, { merchantId, currency, account }, beforeId, PAGE_SIZE);
+  }
+
+  async rotateKey(user: DashboardUser, merchantId: string) {
+    const r = await this.services.merchants.rotateKey(merchantId);
+    await this.record(user, 'rotate_key', merchantId, 'rotated the API key');
+    return r;
+  }
+
+  async rotateSecret(user: DashboardUser, merchantId: string) {
+    const r = await this.services.merchants.rotateSecret(merchantId);
+    await this.record(user, 'rotate_secret', merchantId, 'rotated the webhook secret');
+    return r;
+  }
+
+  async setCallbackUrl(user: DashboardUser, merchantId: string, url: string | null) {
+    const problem = url === null ? null : callbackUrlProblem(url, this.config.allowPrivateCallbackUrls);
+    if (problem) throw new AppError('BAD_REQUEST', problem);
+    const m = await this.services.merchants.setCallbackUrl(merchantId, url);
+    await this.record(
+      user,
+      'callback_url',
+      merchantId,
+      m.callback_url ? `set the callback URL to ${m.callback_url}` : 'cleared the callback URL',
+    );
+    return m;
+  }
+
+  async credit(user: DashboardUser, merchantId: string, currency: string, amount: number) {
+    if (!this.config.supportedCurrencies.includes(currency))
+      throw new AppError('VALIDATION_INVALID_CURRENCY', `${currency} is not a supported currency`);
+    await this.services.merchants.get(merchantId);
+    const b = await this.services.wallets.topUp(merchantId, currency, amount);
+    await this.record(user, 'credit', merchantId, `credited ${formatAmount(amount)} ${currency}`);
+    return b;
+  }
+
+  async setStatus(user: DashboardUser, merchantId: string, status: MerchantStatus) {
+    const m = await this.services.merchants.setStatus(merchantId, status);
+    await this.record(
+      user,
+      status === 'active' ? 'enable' : 'disable',
+      merchantId,
+      `${status === 'active' ? 'enabled' : 'disabled'} the merchant`,
+    );
+    return m;
+  }
+
+  async createMerchant(
+    user: DashboardUser,
+    input: { name: string; callbackUrl: string | null; live: boolean; vpa: string | null },
+  ): Promise<CreatedMerchant> {
+    const created = await this.services.merchants.create(input);
+    await this.record(
+      user,
+      'merchant_create',
+      created.merchant_id,
+      `created ${created.mode} merchant ${input.name}`,
+    );
+    return created;
+  }
+
+  exceptions() {
+    return listExceptions(this.db, 200);
+  }
+
+  verify() {
+    return this.services.wallets.verify();
+  }
+
+  activity(merchantId: string | null) {
+    return listAuditActions(this.db, merchantId, 200);
+  }
+
+  private async record(user: DashboardUser, action: string, merchantId: string, detail: string) {
+    await insertAuditAction(this.db, {
+      at: this.now(),
+      actor: user.email,
+      action,
+      merchant_id: merchantId,
+      detail,
+    });
+  }
+}
