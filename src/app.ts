@@ -36,6 +36,9 @@ import { publishedDocument, type OpenApiDocument } from './http/openapi.ts';
 import { addKeywords } from './http/validation.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { isPagePath, pageFrameworkError, pageRoutes } from './pages/pages.routes.ts';
+import { AccountService } from './dashboard/accounts.service.ts';
+import { DashboardService } from './dashboard/dashboard.service.ts';
+import { dashboardFrameworkError, dashboardRoutes, isDashboardPath } from './dashboard/dashboard.routes.ts';
 import { PagesService } from './pages/pages.service.ts';
 import { payinRoutes } from './payins/payins.routes.ts';
 import { payoutRoutes } from './payouts/payouts.routes.ts';
@@ -89,7 +92,11 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     },
     clientErrorHandler,
     frameworkErrors: (error, request, reply) =>
-      isPagePath(request.url) ? pageFrameworkError(request, reply) : frameworkError(error, request, reply),
+      isPagePath(request.url)
+        ? pageFrameworkError(request, reply)
+        : isDashboardPath(request.url)
+          ? dashboardFrameworkError(request, reply)
+          : frameworkError(error, request, reply),
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     ajv: {
@@ -219,6 +226,15 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
       publicUrl: config.publicUrl,
       now,
     }),
+  });
+
+  // The console for merchants' users and operators: signed-in sessions, HTML forms.
+  await app.register(dashboardRoutes, {
+    prefix: '/dashboard',
+    accounts: new AccountService(database.db, now),
+    dashboard: new DashboardService(database.db, services, config, now),
+    secure: config.publicUrl.startsWith('https:'),
+    currencies: config.supportedCurrencies,
   });
 
   const schemas = commonSchemas(config);

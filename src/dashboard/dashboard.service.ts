@@ -154,7 +154,7 @@ export class DashboardService {
       txn,
       events,
       journal,
-      deliveries: deliveries.map((d, i) => ({ ...d, attempts: attempts[i]! })),
+      deliveries: deliveries.map((d, i) => ({ ...d, log: attempts[i]! })),
     };
   }
 

@@ -1,0 +1,178 @@
+/**
+ * The frame every dashboard page shares, and the small formatters the pages use. Server-rendered,
+ * no script: every dynamic text goes through `esc`, every form that changes something carries the
+ * session's CSRF token.
+ */
+import { esc } from '../../pages/pages.views.ts';
+import { formatAmount, formatIndian } from '../../money.ts';
+import type { DashboardUser } from '../accounts.service.ts';
+import { IST_OFFSET_MS } from '../dashboard.repository.ts';
+
+export { esc };
+
+export interface Frame {
+  user: DashboardUser;
+  /** The nav entry this page belongs to. */
+  active: string;
+  title: string;
+  /** A line above the page: what the last action did. */
+  flash?: { text: string; error?: boolean } | null;
+}
+
+const MERCHANT_NAV: [string, string][] = [
+  ['overview', 'Overview'],
+  ['transactions', 'Transactions'],
+  ['ledger', 'Ledger'],
+  ['developers', 'Developers'],
+];
+
+const OPERATOR_NAV: [string, string][] = [
+  ['overview', 'Overview'],
+  ['transactions', 'Transactions'],
+  ['ledger', 'Ledger'],
+  ['merchants', 'Merchants'],
+  ['exceptions', 'Exceptions'],
+  ['verify', 'Ledger check'],
+  ['activity', 'Activity'],
+];
+
+export function navHref(key: string): string {
+  return key === 'overview' ? '/dashboard' : `/dashboard/${key}`;
+}
+
+function document(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="color-scheme" content="light">
+<title>${esc(title)} · Paygate</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/dashboard/app.css">
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+/** The hidden field every state-changing form sends. */
+export function csrfField(user: DashboardUser): string {
+  return `<input type="hidden" name="csrf" value="${esc(user.csrfToken)}">`;
+}
+
+/** A form with one button that posts to `action`. */
+export function postButton(
+  user: DashboardUser,
+  action: string,
+  label: string,
+  style: '' | 'secondary' | 'danger' = '',
+  fields = '',
+): string {
+  return `<form method="post" action="${esc(action)}">${csrfField(user)}${fields}<button class="btn${style ? ` ${style}` : ''}" type="submit">${esc(label)}</button></form>`;
+}
+
+export function page(frame: Frame, body: string): string {
+  const { user } = frame;
+  const nav = (user.role === 'operator' ? OPERATOR_NAV : MERCHANT_NAV)
+    .map(
+      ([key, label]) =>
+        `<li><a href="${navHref(key)}"${key === frame.active ? ' aria-current="page"' : ''}>${label}</a></li>`,
+    )
+    .join('');
+  const flash = frame.flash
+    ? `<p class="flash${frame.flash.error ? ' error' : ''}" role="status">${esc(frame.flash.text)}</p>`
+    : '';
+  return document(
+    frame.title,
+    `<header>
+<div class="top"><a class="brand" href="/dashboard">Paygate</a><span class="who">${esc(user.email)} · ${user.role === 'operator' ? 'operator' : esc(user.merchantId ?? '')}</span>
+<form class="signout" method="post" action="/dashboard/sign-out">${csrfField(user)}<button type="submit">Sign out</button></form></div>
+<nav aria-label="Dashboard"><ul>${nav}</ul></nav>
+</header>
+<main>
+<h1>${esc(frame.title)}</h1>
+${flash}${body}
+</main>`,
+  );
+}
+
+export function signInPage(csrf: string, message: string | null, email = ''): string {
+  return document(
+    'Sign in',
+    `<main class="signin">
+<div class="card">
+<h1>Sign in to Paygate</h1>
+${message ? `<p class="flash error" role="alert">${esc(message)}</p>` : ''}
+<form method="post" action="/dashboard/sign-in">
+<input type="hidden" name="csrf" value="${esc(csrf)}">
+<label for="email">Email<input id="email" name="email" type="email" autocomplete="username" required value="${esc(email)}"></label>
+<label for="password">Password<input id="password" name="password" type="password" autocomplete="current-password" required></label>
+<button class="btn" type="submit">Sign in</button>
+</form>
+</div>
+</main>`,
+  );
+}
+
+export function errorPage(title: string, message: string, signedIn: boolean): string {
+  return document(
+    title,
+    `<main class="signin"><div class="card">
+<h1>${esc(title)}</h1>
+<p>${esc(message)}</p>
+<p><a href="${signedIn ? '/dashboard' : '/dashboard/sign-in'}">${signedIn ? 'Back to the overview' : 'Sign in'}</a></p>
+</div></main>`,
+  );
+}
+
+/** An instant as an IST wall-clock time: 2026-11-25 14:03:12. */
+export function istTime(at: number | null): string {
+  if (at === null) return '';
+  return new Date(at + IST_OFFSET_MS).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+/** A `<time>` element: IST for people, ISO for machines. */
+export function timeCell(at: number | null): string {
+  if (at === null) return '';
+  return `<time datetime="${new Date(at).toISOString()}">${istTime(at)}</time>`;
+}
+
+/** Paise as rupees for people: ₹1,23,456.50 in INR, 123456.50 USD otherwise; signed when asked. */
+export function money(paise: number, currency = 'INR', signed = false): string {
+  const sign = paise < 0 ? '−' : signed && paise > 0 ? '+' : '';
+  const abs = Math.abs(paise);
+  return `${sign}${currency === 'INR' ? formatIndian(abs) : `${formatAmount(abs)} ${esc(currency)}`}`;
+}
+
+export function statusBadge(status: string): string {
+  return `<span class="status s-${esc(status)}">${esc(status)}</span>`;
+}
+
+/** A table that scrolls sideways on a phone; the box is focusable so a keyboard can scroll it. */
+export function scrollTable(label: string, head: string[], rows: string[], empty: string): string {
+  if (rows.length === 0) return `<p class="card muted">${esc(empty)}</p>`;
+  return `<div class="scroll" role="region" aria-label="${esc(label)}" tabindex="0"><table>
+<thead><tr>${head.map((h) => (h.startsWith('#') ? `<th class="num" scope="col">${h.slice(1)}</th>` : `<th scope="col">${h}</th>`)).join('')}</tr></thead>
+<tbody>${rows.join('\n')}</tbody>
+</table></div>`;
+}
+
+/** Options of a select, `selected` marked. */
+export function options(values: [string, string][], selected: string | undefined): string {
+  return values
+    .map(
+      ([v, label]) =>
+        `<option value="${esc(v)}"${v === (selected ?? '') ? ' selected' : ''}>${esc(label)}</option>`,
+    )
+    .join('');
+}
+
+/** Masks all but the last four characters of an account number. */
+export function maskAccount(account: string | null): string {
+  if (!account) return '';
+  return `${'•'.repeat(Math.max(0, Math.min(account.length - 4, 8)))}${account.slice(-4)}`;
+}
