@@ -217,7 +217,9 @@ export const DAY_MS = 86_400_000;
 
 /** Final transactions created since `since`, by IST day and kind. */
 export async function dailyStats(db: Db, merchantId: string | null, since: number): Promise<DayStats[]> {
-  const day = sql<number>`floor((created_at + ${IST_OFFSET_MS}) / ${DAY_MS})`;
+  // Integer division on both databases; literals, not parameters, so that PostgreSQL sees the
+  // grouped expression and the selected one as the same.
+  const day = sql<number>`(created_at + ${sql.lit(IST_OFFSET_MS)}) / ${sql.lit(DAY_MS)}`;
   let q = db
     .selectFrom('transactions')
     .select([

@@ -1,0 +1,529 @@
+/**
+ * The dashboard over HTTP, on both databases (CONTRACT §11): `paygate user create`, sign-in and its
+ * limit, session cookies and idle expiry, CSRF, what a merchant's user may see, the list's filters,
+ * IST days, keyset pages and CSV export, the ledger's running balance, and the audit log. The
+ * browser's view of the same pages is test/dashboard-browser.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AccountService, FAILURES_PER_ACCOUNT, IDLE_EXPIRY_MS } from '../src/dashboard/accounts.service.ts';
+import { csvCell } from '../src/dashboard/csv.ts';
+import { DATABASES } from './support/databases.ts';
+import { skipFor, startGateway, type Gateway } from './support/harness.ts';
+import { ROOT } from './support/process.ts';
+
+const PASSWORD = 'correct horse battery';
+
+interface Browser {
+  cookie: string;
+  csrf: string;
+}
+
+/** `paygate ARGS` with `stdin` piped in. */
+function paygate(
+  args: string[],
+  env: Record<string, string>,
+  stdin = '',
+): Promise<{ status: number | null; json: any }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/paygate.js'), ...args, '--json'], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, json: JSON.parse(stdout) }));
+    child.stdin.end(stdin);
+  });
+}
+
+function setCookies(headers: Record<string, unknown>): string[] {
+  const raw = headers['set-cookie'];
+  return raw === undefined ? [] : Array.isArray(raw) ? raw : [String(raw)];
+}
+
+function csrfOf(html: string): string {
+  const m = /name="csrf" value="([^"]+)"/.exec(html);
+  assert.ok(m, 'the page has a form with a CSRF token');
+  return m[1]!;
+}
+
+for (const kind of DATABASES) {
+  describe(`dashboard over HTTP (${kind})`, { skip: await skipFor(kind) }, () => {
+    let gw: Gateway;
+    let clock = Date.parse('2026-11-20T06:30:00Z');
+    let accounts: AccountService;
+
+    before(async () => {
+      gw = await startGateway(kind, { now: () => clock, env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' } });
+      accounts = new AccountService(gw.database.db, () => clock);
+      await accounts.createUser({
+        email: 'shop@example.com',
+        role: 'merchant',
+        merchantId: gw.merchant.merchant_id,
+        password: PASSWORD,
+      });
+      await accounts.createUser({
+        email: 'ops@example.com',
+        role: 'operator',
+        merchantId: null,
+        password: PASSWORD,
+      });
+    });
+    after(() => gw.close());
+
+    async function signIn(email: string, password = PASSWORD, address = '10.0.0.1') {
+      const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in', remoteAddress: address });
+      const token = csrfOf(page.body);
+      const res = await gw.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        remoteAddress: address,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
+        payload: new URLSearchParams({ email, password, csrf: token }).toString(),
+      });
+      return res;
+    }
+
+    async function session(email: string): Promise<Browser> {
+      const res = await signIn(email);
+      assert.equal(res.statusCode, 303, `${email}: ${res.statusCode} ${res.body.slice(0, 2000)}`);
+      const cookie = setCookies(res.headers)
+        .find((c) => c.startsWith('paygate_session='))!
+        .split(';')[0]!;
+      const home = await get({ cookie, csrf: '' }, '/dashboard');
+      return { cookie, csrf: csrfOf(home.body) };
+    }
+
+    function get(b: Browser, url: string) {
+      return gw.app.inject({ method: 'GET', url, headers: { cookie: b.cookie } });
+    }
+
+    function post(b: Browser, url: string, fields: Record<string, string>, csrf: string | null = b.csrf) {
+      return gw.app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: b.cookie },
+        payload: new URLSearchParams({ ...fields, ...(csrf === null ? {} : { csrf }) }).toString(),
+      });
+    }
+
+    /** A settled sandbox pay-in of the test merchant. */
+    async function payin(
+      orderNo: string,
+      amount: number,
+      status: 'SUCCESS' | 'FAILED' = 'SUCCESS',
+      key = gw.merchant.api_key,
+    ) {
+      const created = await gw.post(
+        '/payments/onsite/payin',
+        { money: { amount }, merchant_order_no: orderNo, callback_url: 'http://127.0.0.1:9/cb' },
+        { key },
+      );
+      assert.equal(created.status, 200, created.text);
+      const done = await gw.post(
+        '/sandbox/payin/complete',
+        { payment_id: created.body.payment_id, status },
+        { key },
+      );
+      assert.equal(done.status, 200, done.text);
+      return created.body.payment_id as string;
+    }
+
+    it('user create: a generated password shown once, or one read from stdin; duplicates and bad input refused', async () => {
+      const env = { DATABASE_URL: gw.testDb.url };
+      const made = await paygate(
+        ['user', 'create', '--email', 'New@Example.com', '--merchant', gw.merchant.merchant_id],
+        env,
+      );
+      assert.equal(made.status, 0);
+      assert.deepEqual(Object.keys(made.json).sort(), [
+        'email',
+        'merchant_id',
+        'password',
+        'role',
+        'user_id',
+      ]);
+      assert.equal(made.json.email, 'new@example.com');
+      assert.equal(made.json.role, 'merchant');
+      assert.match(made.json.password, /^[A-Za-z0-9]{20}$/);
+      assert.equal((await signIn('new@example.com', made.json.password)).statusCode, 303);
+      const stored = await gw.database.db
+        .selectFrom('users')
+        .select('password_hash')
+        .where('email', '=', 'new@example.com')
+        .executeTakeFirstOrThrow();
+      assert.match(stored.password_hash, /^scrypt\$/);
+      assert.ok(!stored.password_hash.includes(made.json.password));
+
+      const piped = await paygate(
+        ['user', 'create', '--email', 'ops2@example.com', '--operator', '--password-stdin'],
+        env,
+        'a long operator password\n',
+      );
+      assert.equal(piped.status, 0);
+      assert.equal(piped.json.role, 'operator');
+      assert.equal(piped.json.merchant_id, null);
+      assert.equal(piped.json.password, null);
+      assert.equal((await signIn('ops2@example.com', 'a long operator password')).statusCode, 303);
+
+      const again = await paygate(['user', 'create', '--email', 'new@example.com', '--operator'], env);
+      assert.equal(again.status, 1);
+      assert.equal(again.json.error.code, 'USER_EXISTS');
+      const both = await paygate(
+        ['user', 'create', '--email', 'x@example.com', '--operator', '--merchant', gw.merchant.merchant_id],
+        env,
+      );
+      assert.equal(both.status, 2);
+      const short = await paygate(
+        ['user', 'create', '--email', 'y@example.com', '--operator', '--password-stdin'],
+        env,
+        'short\n',
+      );
+      assert.equal(short.status, 2);
+      const unknown = await paygate(
+        ['user', 'create', '--email', 'z@example.com', '--merchant', 'mer_nope'],
+        env,
+      );
+      assert.equal(unknown.json.error.code, 'MERCHANT_NOT_FOUND');
+    });
+
+    it('sign-in sets an HttpOnly, SameSite=Strict session cookie; a wrong password or a missing form token does not', async () => {
+      const ok = await signIn('shop@example.com');
+      assert.equal(ok.statusCode, 303);
+      assert.equal(ok.headers.location, '/dashboard');
+      const cookie = setCookies(ok.headers).find((c) => c.startsWith('paygate_session='))!;
+      assert.match(cookie, /; HttpOnly/);
+      assert.match(cookie, /; SameSite=Strict/);
+      assert.match(cookie, /; Path=\/dashboard/);
+      assert.doesNotMatch(cookie, /Secure/, 'PUBLIC_URL is http here');
+      const token = cookie.split(';')[0]!.split('=')[1]!;
+      const stored = await gw.database.db.selectFrom('sessions').select('token_hash').execute();
+      assert.ok(
+        stored.every((s) => s.token_hash !== token),
+        'the token itself is not stored',
+      );
+
+      const wrong = await signIn('shop@example.com', 'not the password', '10.0.0.2');
+      assert.equal(wrong.statusCode, 401);
+      assert.match(wrong.body, /email or password is wrong/);
+      assert.equal(setCookies(wrong.headers).filter((c) => c.startsWith('paygate_session=')).length, 0);
+
+      const noToken = await gw.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ email: 'shop@example.com', password: PASSWORD }).toString(),
+      });
+      assert.equal(noToken.statusCode, 403);
+      assert.equal(setCookies(noToken.headers).length, 0);
+    });
+
+    it('failed sign-ins are limited per account (even the right password then waits) and per address', async () => {
+      await accounts.createUser({
+        email: 'target@example.com',
+        role: 'merchant',
+        merchantId: gw.merchant.merchant_id,
+        password: PASSWORD,
+      });
+      for (let i = 0; i < FAILURES_PER_ACCOUNT; i++)
+        assert.equal((await signIn('target@example.com', 'wrong password!', `10.1.0.${i}`)).statusCode, 401);
+      const limited = await signIn('target@example.com', PASSWORD, '10.1.1.1');
+      assert.equal(limited.statusCode, 429);
+      assert.ok(Number(limited.headers['retry-after']) > 0);
+      clock += 15 * 60_000 + 1;
+      assert.equal(
+        (await signIn('target@example.com', PASSWORD, '10.1.1.1')).statusCode,
+        303,
+        'the window passed',
+      );
+
+      // One address trying many accounts.
+      let status = 0;
+      for (let i = 0; i < 25 && status !== 429; i++)
+        status = (await signIn(`nobody${i}@example.com`, 'wrong password!', '10.9.9.9')).statusCode;
+      assert.equal(status, 429);
+      assert.equal((await signIn('shop@example.com', PASSWORD, '10.9.9.9')).statusCode, 429);
+      assert.equal((await signIn('shop@example.com', PASSWORD, '10.9.9.8')).statusCode, 303);
+      clock += 15 * 60_000 + 1;
+    });
+
+    it('a session ends after 12 h idle and at sign-out; a request with it then goes to the sign-in page', async () => {
+      const b = await session('shop@example.com');
+      clock += IDLE_EXPIRY_MS - 60_000;
+      assert.equal((await get(b, '/dashboard')).statusCode, 200, 'used within 12 h');
+      clock += IDLE_EXPIRY_MS - 60_000;
+      assert.equal((await get(b, '/dashboard')).statusCode, 200, 'each use restarts the 12 h');
+      clock += IDLE_EXPIRY_MS;
+      const idle = await get(b, '/dashboard');
+      assert.equal(idle.statusCode, 303);
+      assert.equal(idle.headers.location, '/dashboard/sign-in');
+
+      const c = await session('shop@example.com');
+      const out = await post(c, '/dashboard/sign-out', {});
+      assert.equal(out.statusCode, 303);
+      const replay = await get(c, '/dashboard/transactions');
+      assert.equal(replay.statusCode, 303);
+      assert.equal(replay.headers.location, '/dashboard/sign-in');
+      assert.equal(
+        (await get({ cookie: 'paygate_session=made-up', csrf: '' }, '/dashboard')).statusCode,
+        303,
+      );
+    });
+
+    it('every state change needs the CSRF token: without it or with a wrong one 403 and nothing changes', async () => {
+      const ops = await session('ops@example.com');
+      const id = gw.merchant.merchant_id;
+      const before = await gw.paygate.services.wallets.balance(id, 'INR');
+      for (const csrf of [null, 'wrong-token', ''])
+        assert.equal(
+          (await post(ops, `/dashboard/merchants/${id}/credit`, { amount: '10.00', currency: 'INR' }, csrf))
+            .statusCode,
+          403,
+        );
+      assert.deepEqual(await gw.paygate.services.wallets.balance(id, 'INR'), before);
+      const other = await session('shop@example.com');
+      assert.equal(
+        (await post(ops, '/dashboard/sign-out', {}, other.csrf)).statusCode,
+        403,
+        "another session's token",
+      );
+      const ok = await post(ops, `/dashboard/merchants/${id}/credit`, { amount: '10.00', currency: 'INR' });
+      assert.equal(ok.statusCode, 303);
+      assert.equal((await gw.paygate.services.wallets.balance(id, 'INR')).available, before.available + 1000);
+      const json = await gw.app.inject({
+        method: 'POST',
+        url: `/dashboard/merchants/${id}/credit`,
+        headers: { cookie: ops.cookie, 'content-type': 'application/json' },
+        payload: JSON.stringify({ amount: '10.00', csrf: ops.csrf }),
+      });
+      assert.equal(json.statusCode, 415);
+    });
+
+    it("a merchant's user sees only its merchant: another's transaction is 404, operator pages are 404", async () => {
+      const other = await gw.newMerchant();
+      const theirs = await payin('theirs-1', 100, 'SUCCESS', other.api_key);
+      const mine = await payin('mine-1', 100);
+      const shop = await session('shop@example.com');
+      assert.equal((await get(shop, `/dashboard/transactions/${mine}`)).statusCode, 200);
+      const hidden = await get(shop, `/dashboard/transactions/${theirs}`);
+      assert.equal(hidden.statusCode, 404);
+      assert.doesNotMatch(hidden.body, /theirs-1/);
+      assert.equal((await post(shop, `/dashboard/transactions/${theirs}/resend`, {})).statusCode, 404);
+      const list = await get(shop, `/dashboard/transactions?merchant=${other.merchant_id}&q=theirs-1`);
+      assert.equal(list.statusCode, 200);
+      assert.doesNotMatch(list.body, new RegExp(theirs));
+      const csv = await get(shop, `/dashboard/transactions.csv?merchant=${other.merchant_id}`);
+      assert.doesNotMatch(csv.body, new RegExp(other.merchant_id));
+      for (const url of [
+        '/dashboard/merchants',
+        `/dashboard/merchants/${other.merchant_id}`,
+        '/dashboard/exceptions',
+        '/dashboard/verify',
+        '/dashboard/activity',
+      ])
+        assert.equal((await get(shop, url)).statusCode, 404, url);
+      assert.equal(
+        (await post(shop, `/dashboard/merchants/${gw.merchant.merchant_id}/credit`, { amount: '5.00' }))
+          .statusCode,
+        404,
+      );
+      const ops = await session('ops@example.com');
+      assert.equal((await get(ops, `/dashboard/transactions/${theirs}`)).statusCode, 200);
+      assert.match((await get(ops, `/dashboard/transactions?q=theirs-1`)).body, new RegExp(theirs));
+    });
+
+    it('the list filters by kind, status, IST dates and amount, searches exactly, and pages by keyset', async () => {
+      const m = await gw.newMerchant();
+      await accounts.createUser({
+        email: 'list@example.com',
+        role: 'merchant',
+        merchantId: m.merchant_id,
+        password: PASSWORD,
+      });
+      // 2026-11-10 23:00 IST and 2026-11-11 00:30 IST: one UTC day, two IST days.
+      clock = Date.parse('2026-11-10T17:30:00Z');
+      const late = await payin('=late', 12345, 'SUCCESS', m.api_key);
+      clock = Date.parse('2026-11-10T19:00:00Z');
+      const early = await payin('-early', 500, 'FAILED', m.api_key);
+      const ids: string[] = [];
+      for (let i = 0; i < 120; i++) {
+        clock = Date.parse('2026-11-12T10:00:00Z') + i * 1000;
+        ids.push(await payin(`bulk-${i}`, 100 + i, i % 4 === 0 ? 'FAILED' : 'SUCCESS', m.api_key));
+      }
+      clock = Date.parse('2026-11-20T06:30:00Z');
+      const b = await session('list@example.com');
+      const rowsOf = (html: string) =>
+        [...html.matchAll(/href="\/dashboard\/transactions\/([A-Za-z0-9]+)"/g)].map((x) => x[1]);
+
+      const day10 = rowsOf((await get(b, '/dashboard/transactions?from=2026-11-10&to=2026-11-10')).body);
+      assert.deepEqual(day10, [late]);
+      const day11 = rowsOf((await get(b, '/dashboard/transactions?from=2026-11-11&to=2026-11-11')).body);
+      assert.deepEqual(day11, [early]);
+      const failed = rowsOf(
+        (await get(b, '/dashboard/transactions?status=FAILED&kind=payin&from=2026-11-11')).body,
+      );
+      assert.equal(failed.length, 31);
+      assert.ok(failed.includes(early));
+      const amount = rowsOf((await get(b, '/dashboard/transactions?min=100.00&max=105.00')).body);
+      assert.deepEqual(new Set(amount), new Set(ids.slice(0, 6)));
+      assert.deepEqual(rowsOf((await get(b, `/dashboard/transactions?q=${late}`)).body), [late]);
+      assert.deepEqual(rowsOf((await get(b, '/dashboard/transactions?q=bulk-7')).body), [ids[7]]);
+      const utr = (await gw.post('/payments/payin_status', { payment_id: ids[9] }, { key: m.api_key })).body
+        .utr;
+      assert.deepEqual(rowsOf((await get(b, `/dashboard/transactions?q=${utr}`)).body), [ids[9]]);
+      assert.deepEqual(
+        rowsOf((await get(b, '/dashboard/transactions?q=bulk')).body),
+        [],
+        'exact matches only',
+      );
+
+      // Keyset pages: 122 rows in pages of 50, newest first, none twice.
+      const seen: string[] = [];
+      let url: string | null = '/dashboard/transactions';
+      let pages = 0;
+      while (url) {
+        const html = (await get(b, url)).body;
+        seen.push(...rowsOf(html));
+        const next = /<a rel="next" href="([^"]+)"/.exec(html);
+        url = next ? next[1]!.replaceAll('&amp;', '&') : null;
+        pages++;
+      }
+      assert.equal(pages, 3);
+      assert.deepEqual(seen, [...ids].reverse().concat([early, late]));
+
+      for (const bad of ['kind=refund', 'status=DONE', 'from=2026-13-01', 'min=1.234', 'after=nonsense'])
+        assert.equal((await get(b, `/dashboard/transactions?${bad}`)).statusCode, 400, bad);
+
+      // The CSV holds the filtered set, formula-like cells escaped.
+      const csv = await get(b, '/dashboard/transactions.csv?from=2026-11-10&to=2026-11-11');
+      assert.equal(csv.statusCode, 200);
+      assert.match(String(csv.headers['content-type']), /^text\/csv/);
+      const lines = csv.body.trimEnd().split('\r\n');
+      assert.equal(
+        lines[0],
+        'payment_id,merchant_id,kind,flow,merchant_order_no,amount,currency,status,utr,created_at_ist,finalized_at_ist',
+      );
+      assert.equal(lines.length, 3);
+      assert.match(
+        lines[1]!,
+        new RegExp(
+          `^${early},${m.merchant_id},payin,onsite,'-early,500\\.00,INR,FAILED,,2026-11-11T00:30:00\\.000\\+05:30,`,
+        ),
+      );
+      assert.match(
+        lines[2]!,
+        new RegExp(`^${late},.*,'=late,12345\\.00,INR,SUCCESS,\\d{12},2026-11-10T23:00:00\\.000\\+05:30,`),
+      );
+      const all = (await get(b, '/dashboard/transactions.csv')).body.trimEnd().split('\r\n');
+      assert.equal(all.length, 123);
+    });
+
+    it('CSV cells that a spreadsheet would run are escaped', () => {
+      assert.equal(csvCell('=HYPERLINK("x")'), `"'=HYPERLINK(""x"")"`);
+      assert.equal(csvCell('+1'), "'+1");
+      assert.equal(csvCell('-1'), "'-1");
+      assert.equal(csvCell('@SUM(A1)'), "'@SUM(A1)");
+      assert.equal(csvCell('a,b'), '"a,b"');
+      assert.equal(csvCell('plain'), 'plain');
+    });
+
+    it('the ledger shows each entry with the balance after it, agreeing with the wallet on every page', async () => {
+      const m = await gw.newMerchant();
+      const ops = await session('ops@example.com');
+      for (let i = 1; i <= 60; i++) await gw.paygate.services.wallets.topUp(m.merchant_id, 'INR', i * 100);
+      const wallet = await gw.paygate.services.wallets.balance(m.merchant_id, 'INR');
+      const first = (await get(ops, `/dashboard/ledger?merchant=${m.merchant_id}`)).body;
+      const balances = (html: string) =>
+        [...html.matchAll(/<td class="num">[^<]*<\/td><td class="num">₹([\d,]+\.\d\d)<\/td><\/tr>/g)].map(
+          (x) => Number(x[1]!.replaceAll(',', '')),
+        );
+      const page1 = balances(first);
+      assert.equal(page1.length, 50);
+      assert.equal(page1[0], wallet.available / 100);
+      const next = /<a rel="next" href="([^"]+)"/.exec(first)![1]!.replaceAll('&amp;', '&');
+      const page2 = balances((await get(ops, next)).body);
+      assert.equal(page2.length, 10);
+      assert.deepEqual(
+        [...page1, ...page2],
+        Array.from({ length: 60 }, (_, i) => ((60 - i) * (61 - i)) / 2),
+      );
+    });
+
+    it('operator actions are recorded with who, when and what, and listed; the resend limit holds in the dashboard', async () => {
+      const ops = await session('ops@example.com');
+      const m = await gw.newMerchant();
+      const id = m.merchant_id;
+      assert.equal(
+        (await post(ops, `/dashboard/merchants/${id}/credit`, { amount: '250.50', currency: 'INR' }))
+          .statusCode,
+        303,
+      );
+      assert.equal(
+        (await post(ops, `/dashboard/merchants/${id}/status`, { status: 'disabled' })).statusCode,
+        303,
+      );
+      assert.equal((await gw.paygate.services.merchants.get(id)).status, 'disabled');
+      assert.equal(
+        (await post(ops, `/dashboard/merchants/${id}/status`, { status: 'active' })).statusCode,
+        303,
+      );
+      const rotated = await post(ops, `/dashboard/merchants/${id}/rotate-key`, {});
+      assert.equal(rotated.statusCode, 200);
+      const newKey = /(sk_test_[A-Za-z0-9]{40})/.exec(rotated.body)![1]!;
+      assert.notEqual(newKey, m.api_key);
+      assert.equal((await post(ops, `/dashboard/merchants/${id}/rotate-secret`, {})).statusCode, 200);
+      assert.equal(
+        (
+          await post(ops, `/dashboard/merchants/${id}/callback-url`, {
+            callback_url: 'http://127.0.0.1:9/new',
+          })
+        ).statusCode,
+        303,
+      );
+      assert.equal(
+        (await post(ops, `/dashboard/merchants/${id}/callback-url`, { callback_url: 'ftp://nope' }))
+          .statusCode,
+        400,
+      );
+      const txn = await payin('audited', 100, 'SUCCESS', newKey);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await post(ops, `/dashboard/transactions/${txn}/resend`, {})).statusCode, 303);
+      const sixth = await post(ops, `/dashboard/transactions/${txn}/resend`, {});
+      assert.equal(sixth.statusCode, 429);
+      assert.match(sixth.body, /At most 5 resends/);
+
+      const rows = await gw.database.db
+        .selectFrom('audit_actions')
+        .selectAll()
+        .where('merchant_id', '=', id)
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.action),
+        [
+          'credit',
+          'disable',
+          'enable',
+          'rotate_key',
+          'rotate_secret',
+          'callback_url',
+          'resend',
+          'resend',
+          'resend',
+          'resend',
+          'resend',
+        ],
+      );
+      assert.ok(rows.every((r) => r.actor === 'ops@example.com' && r.at === clock));
+      assert.equal(rows[0]!.detail, 'credited 250.50 INR');
+      const listed = (await get(ops, '/dashboard/activity')).body;
+      assert.match(listed, /credited 250\.50 INR/);
+      assert.match(listed, new RegExp(`resent the callback of ${txn}`));
+      assert.doesNotMatch(listed, new RegExp(newKey), 'a key is never listed');
+    });
+  });
+}
