@@ -45,6 +45,8 @@ input:focus-visible,select:focus-visible,button:focus-visible,a:focus-visible{ou
 .btn{display:inline-flex;align-items:center;justify-content:center;min-height:2.5rem;padding:.5rem 1rem;border-radius:.375rem;border:1px solid #1d4ed8;background:#1d4ed8;color:#fff;font:inherit;font-weight:600;text-decoration:none;cursor:pointer}
 .btn.secondary{background:#fff;color:#1d4ed8}
 .btn.danger{background:#b91c1c;border-color:#b91c1c}
+form.filters .actions{grid-column:1/-1}
+details summary{cursor:pointer;padding:.5rem 0;color:#1d4ed8}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0}
 .actions form{margin:0}
 .inline{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}

@@ -112,5 +112,6 @@ export function overviewBody(
 <div class="stat"><p>Success rate, ${days.length} days</p><strong>${rate}</strong></div>
 </div>
 <section class="card" aria-labelledby="by-day"><h2 id="by-day">By day (IST)</h2>${chart(days)}</section>
+<details><summary>The figures by day</summary>
 ${scrollTable('Volume and success rate by day', ['Day (IST)', '#Pay-ins (₹)', '#Payouts (₹)', '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}`;
 }
