@@ -111,7 +111,7 @@ export function overviewBody(
 <div class="stat"><p>Payouts, ${days.length} days</p><strong>${money(total.pout)}</strong></div>
 <div class="stat"><p>Success rate, ${days.length} days</p><strong>${rate}</strong></div>
 </div>
-<section class="card" aria-labelledby="by-day"><h2 id="by-day">By day (IST)</h2>${chart(days)}</section>
+<section class="card" aria-labelledby="by-day"><h2 id="by-day">By day (IST)</h2>${chart(days)}
 <details><summary>The figures by day</summary>
-${scrollTable('Volume and success rate by day', ['Day (IST)', '#Pay-ins (₹)', '#Payouts (₹)', '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}`;
+${scrollTable('Volume and success rate by day', ['Day (IST)', '#Pay-ins (₹)', '#Payouts (₹)', '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}</details></section>`;
 }
