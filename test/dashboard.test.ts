@@ -356,8 +356,8 @@ for (const kind of DATABASES) {
       }
       clock = Date.parse('2026-11-20T06:30:00Z');
       const b = await session('list@example.com');
-      const rowsOf = (html: string) =>
-        [...html.matchAll(/href="\/dashboard\/transactions\/([A-Za-z0-9]+)"/g)].map((x) => x[1]);
+      const rowsOf = (html: string): string[] =>
+        [...html.matchAll(/href="\/dashboard\/transactions\/([A-Za-z0-9]+)"/g)].map((x) => x[1]!);
 
       const day10 = rowsOf((await get(b, '/dashboard/transactions?from=2026-11-10&to=2026-11-10')).body);
       assert.deepEqual(day10, [late]);
