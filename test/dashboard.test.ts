@@ -527,3 +527,35 @@ for (const kind of DATABASES) {
     });
   });
 }
+
+describe('dashboard cookies under an https PUBLIC_URL', () => {
+  it('are Secure as well', async () => {
+    const gw = await startGateway('sqlite', { env: { PUBLIC_URL: 'https://pay.example.com' } });
+    try {
+      await new AccountService(gw.database.db).createUser({
+        email: 'secure@example.com',
+        role: 'operator',
+        merchantId: null,
+        password: PASSWORD,
+      });
+      const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+      assert.match(setCookies(page.headers)[0]!, /; HttpOnly; SameSite=Strict; Secure/);
+      const token = csrfOf(page.body);
+      const res = await gw.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
+        payload: new URLSearchParams({
+          email: 'secure@example.com',
+          password: PASSWORD,
+          csrf: token,
+        }).toString(),
+      });
+      assert.equal(res.statusCode, 303);
+      const session = setCookies(res.headers).find((c) => c.startsWith('paygate_session='))!;
+      assert.match(session, /; HttpOnly; SameSite=Strict; Secure/);
+    } finally {
+      await gw.close();
+    }
+  });
+});
