@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { AccountService, FAILURES_PER_ACCOUNT, IDLE_EXPIRY_MS } from '../src/dashboard/accounts.service.ts';
 import { csvCell } from '../src/dashboard/csv.ts';
 import { DATABASES } from './support/databases.ts';
@@ -524,6 +525,98 @@ for (const kind of DATABASES) {
       assert.match(listed, /credited 250\.50 INR/);
       assert.match(listed, new RegExp(`resent the callback of ${txn}`));
       assert.doesNotMatch(listed, new RegExp(newKey), 'a key is never listed');
+    });
+
+    it('random query strings and form posts never yield a 5xx, and always an HTML page, a CSV or a redirect', async () => {
+      const ops = await session('ops@example.com');
+      const shop = await session('shop@example.com');
+      const txn = await payin('fuzz-1', 100);
+      const mid = gw.merchant.merchant_id;
+      const edgy = fc.oneof(
+        fc.string({ maxLength: 40 }),
+        fc.string({ unit: 'binary', maxLength: 20 }),
+        fc.constantFrom(
+          '',
+          '0',
+          '-1',
+          '1e400',
+          '9'.repeat(40),
+          '2026-02-30',
+          '2026-11-25',
+          'SUCCESS',
+          'payin',
+          mid,
+          txn,
+          '%',
+          '..',
+        ),
+      );
+      const keys = fc.constantFrom(
+        'q',
+        'kind',
+        'flow',
+        'status',
+        'from',
+        'to',
+        'min',
+        'max',
+        'merchant',
+        'after',
+        'before',
+        'account',
+        'currency',
+        'done',
+        'csrf',
+      );
+      const pages = [
+        '/dashboard',
+        '/dashboard/transactions',
+        '/dashboard/transactions.csv',
+        `/dashboard/transactions/${txn}`,
+        '/dashboard/ledger',
+        '/dashboard/developers',
+        '/dashboard/merchants',
+        `/dashboard/merchants/${mid}`,
+        '/dashboard/exceptions',
+        '/dashboard/activity',
+        '/dashboard/sign-in',
+      ];
+      const actions = [
+        `/dashboard/transactions/${txn}/resend`,
+        `/dashboard/merchants/${mid}/credit`,
+        `/dashboard/merchants/${mid}/callback-url`,
+        '/dashboard/merchants',
+        '/dashboard/sign-in',
+        '/dashboard/nowhere',
+      ];
+      await fc.assert(
+        fc.asyncProperty(
+          fc.boolean(),
+          fc.boolean(),
+          fc.constantFrom(...pages, ...actions),
+          fc.array(fc.tuple(keys, edgy), { maxLength: 6 }),
+          async (asOperator, isPost, path, pairs) => {
+            const b = asOperator ? ops : shop;
+            const params = new URLSearchParams(pairs);
+            const res = isPost
+              ? await post(b, path, Object.fromEntries(params))
+              : await get(b, `${path}?${params.toString()}`);
+            assert.ok(
+              res.statusCode < 500,
+              `${res.statusCode} for ${isPost ? 'POST' : 'GET'} ${path} ${params}`,
+            );
+            const type = String(res.headers['content-type'] ?? '');
+            assert.ok(
+              res.statusCode === 303 || /^text\/(html|csv)/.test(type),
+              `${res.statusCode} ${type} for ${path}`,
+            );
+          },
+        ),
+        { numRuns: 300 },
+      );
+      // Whatever the fuzz credited went through the ledger.
+      const report = await gw.paygate.services.wallets.verify();
+      assert.deepEqual(report.problems, []);
     });
   });
 }
