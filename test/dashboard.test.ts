@@ -527,6 +527,36 @@ for (const kind of DATABASES) {
       assert.doesNotMatch(listed, new RegExp(newKey), 'a key is never listed');
     });
 
+    it('an operator creates a merchant: its key is shown once and works; a bad UPI id or callback URL changes nothing', async () => {
+      const ops = await session('ops@example.com');
+      const count = async () => (await gw.paygate.services.merchants.list()).length;
+      const before = await count();
+      for (const fields of [
+        { name: 'Live Shop', mode: 'live' },
+        { name: 'Live Shop', mode: 'live', vpa: 'Not A Vpa' },
+        { name: 'Shop', callback_url: 'ftp://example.com/cb' },
+        { name: '' },
+      ])
+        assert.equal(
+          (await post(ops, '/dashboard/merchants', fields)).statusCode,
+          400,
+          JSON.stringify(fields),
+        );
+      assert.equal(await count(), before);
+      const made = await post(ops, '/dashboard/merchants', { name: 'Dash Shop', mode: 'test' });
+      assert.equal(made.statusCode, 201);
+      const key = /(sk_test_[A-Za-z0-9]{40})/.exec(made.body)![1]!;
+      assert.match(made.body, /whsec_[A-Za-z0-9]{40}/);
+      assert.equal((await gw.post('/wallet/balance', undefined, { key })).status, 200);
+      const audit = await gw.database.db
+        .selectFrom('audit_actions')
+        .selectAll()
+        .where('action', '=', 'merchant_create')
+        .execute();
+      assert.equal(audit.length, 1);
+      assert.doesNotMatch(JSON.stringify(audit), /sk_test_|whsec_/);
+    });
+
     it('random query strings and form posts never yield a 5xx, and always an HTML page, a CSV or a redirect', async () => {
       const ops = await session('ops@example.com');
       const shop = await session('shop@example.com');

@@ -11,6 +11,7 @@ import { formatAmount } from '../money.ts';
 import { listExceptions } from '../live/exceptions.repository.ts';
 import {
   callbackUrlProblem,
+  vpaProblem,
   type CreatedMerchant,
   type MerchantView,
 } from '../merchants/merchants.service.ts';
@@ -221,6 +222,12 @@ export class DashboardService {
     user: DashboardUser,
     input: { name: string; callbackUrl: string | null; live: boolean; vpa: string | null },
   ): Promise<CreatedMerchant> {
+    const problem =
+      vpaProblem(input.vpa, input.live) ??
+      (input.callbackUrl === null
+        ? null
+        : callbackUrlProblem(input.callbackUrl, this.config.allowPrivateCallbackUrls));
+    if (problem) throw new AppError('BAD_REQUEST', problem);
     const created = await this.services.merchants.create(input);
     await this.record(
       user,
