@@ -531,12 +531,13 @@ for (const kind of DATABASES) {
       const ops = await session('ops@example.com');
       const count = async () => (await gw.paygate.services.merchants.list()).length;
       const before = await count();
-      for (const fields of [
+      const refused: Record<string, string>[] = [
         { name: 'Live Shop', mode: 'live' },
         { name: 'Live Shop', mode: 'live', vpa: 'Not A Vpa' },
         { name: 'Shop', callback_url: 'ftp://example.com/cb' },
         { name: '' },
-      ])
+      ];
+      for (const fields of refused)
         assert.equal(
           (await post(ops, '/dashboard/merchants', fields)).statusCode,
           400,

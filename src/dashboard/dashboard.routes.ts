@@ -420,7 +420,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
           201,
           page(
             frame(req, 'merchants', `Merchant ${created.name} created`, null),
-            `${secretShown('API key', created.api_key, `/dashboard/merchants/${created.merchant_id}`)}${secretShown('Webhook secret', created.webhook_secret, `/dashboard/merchants/${created.merchant_id}`)}`,
+            `${secretShown('api-key', 'API key', created.api_key, `/dashboard/merchants/${created.merchant_id}`)}${secretShown('webhook-secret', 'Webhook secret', created.webhook_secret, `/dashboard/merchants/${created.merchant_id}`)}`,
           ),
         );
       });
@@ -515,7 +515,10 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         return html(
           reply,
           200,
-          page(frame(req, active, 'New API key', null), secretShown('API key', r.api_key, back(req))),
+          page(
+            frame(req, active, 'New API key', null),
+            secretShown('api-key', 'API key', r.api_key, back(req)),
+          ),
         );
       });
       scope.post(`${path}/rotate-secret`, { schema: { hide: true } }, async (req, reply) => {
@@ -525,7 +528,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
           200,
           page(
             frame(req, active, 'New webhook secret', null),
-            secretShown('Webhook secret', r.webhook_secret, back(req)),
+            secretShown('webhook-secret', 'Webhook secret', r.webhook_secret, back(req)),
           ),
         );
       });

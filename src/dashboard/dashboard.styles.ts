@@ -10,14 +10,14 @@ body{margin:0;background:#f3f5f9;color:#1a1f36;font:15px/1.5 system-ui,-apple-sy
 a{color:#1d4ed8}
 header{background:#1a1f36;color:#fff}
 .top{max-width:72rem;margin:0 auto;padding:.5rem 1rem;display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1rem}
-.brand{font-weight:700;margin-right:auto;color:#fff;text-decoration:none}
+.brand{font-weight:700;margin-right:auto;color:#fff;text-decoration:none;display:inline-flex;align-items:center;min-height:2.75rem}
 .who{font-size:.8125rem;color:#d5dbe8;overflow-wrap:anywhere}
 nav ul{list-style:none;margin:0;padding:.25rem 1rem .5rem;display:flex;flex-wrap:wrap;gap:.25rem .5rem;max-width:72rem;margin:0 auto}
-nav a{display:inline-block;color:#fff;text-decoration:none;padding:.375rem .625rem;border-radius:.375rem;min-height:2.25rem}
+nav a{display:inline-flex;align-items:center;color:#fff;text-decoration:none;padding:.375rem .75rem;border-radius:.375rem;min-height:2.75rem}
 nav a[aria-current=page]{background:#3b4a7a}
 nav a:hover,nav a:focus-visible{background:#2d3a63}
 .signout{margin:0}
-.signout button{background:transparent;color:#fff;border:1px solid #8190b8;border-radius:.375rem;padding:.25rem .625rem;font:inherit;cursor:pointer;min-height:2.25rem}
+.signout button{background:transparent;color:#fff;border:1px solid #8190b8;border-radius:.375rem;padding:.25rem .75rem;font:inherit;cursor:pointer;min-height:2.75rem}
 main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.375rem;margin:.25rem 0 1rem}
 h2{font-size:1.0625rem;margin:1.5rem 0 .5rem}
@@ -40,9 +40,9 @@ caption{text-align:left;padding:.5rem .75rem;font-weight:600}
 .s-PENDING,.s-PROCESSING,.s-pending{background:#fef3c7;color:#713f12}
 form.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.5rem .75rem;align-items:end}
 label{display:block;font-size:.8125rem;color:#344054;font-weight:600}
-input,select{display:block;width:100%;margin-top:.25rem;padding:.5rem;border:1px solid #8a94a6;border-radius:.375rem;font:inherit;background:#fff;color:#1a1f36;min-height:2.5rem}
+input,select{display:block;width:100%;margin-top:.25rem;padding:.5rem;border:1px solid #8a94a6;border-radius:.375rem;font:inherit;background:#fff;color:#1a1f36;min-height:2.75rem}
 input:focus-visible,select:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
-.btn{display:inline-flex;align-items:center;justify-content:center;min-height:2.5rem;padding:.5rem 1rem;border-radius:.375rem;border:1px solid #1d4ed8;background:#1d4ed8;color:#fff;font:inherit;font-weight:600;text-decoration:none;cursor:pointer}
+.btn{display:inline-flex;align-items:center;justify-content:center;min-height:2.75rem;padding:.5rem 1rem;border-radius:.375rem;border:1px solid #1d4ed8;background:#1d4ed8;color:#fff;font:inherit;font-weight:600;text-decoration:none;cursor:pointer}
 .btn.secondary{background:#fff;color:#1d4ed8}
 .btn.danger{background:#b91c1c;border-color:#b91c1c}
 form.filters .actions{grid-column:1/-1}

@@ -84,7 +84,7 @@ export function page(frame: Frame, body: string): string {
     )
     .join('');
   const flash = frame.flash
-    ? `<p class="flash${frame.flash.error ? ' error' : ''}" role="status">${esc(frame.flash.text)}</p>`
+    ? `<p class="flash${frame.flash.error ? ' error' : ''}" role="${frame.flash.error ? 'alert' : 'status'}">${esc(frame.flash.text)}</p>`
     : '';
   return document(
     frame.title,

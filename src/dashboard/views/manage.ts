@@ -55,10 +55,10 @@ export function merchantFacts(m: MerchantTable): string {
   return `<section class="card"><dl class="facts"><dt>Merchant ID</dt><dd class="mono">${esc(m.id)}</dd><dt>Name</dt><dd>${esc(m.name)}</dd><dt>Mode</dt><dd>${m.mode}</dd><dt>Status</dt><dd>${m.status}</dd><dt>UPI id</dt><dd class="mono">${esc(m.vpa)}</dd><dt>Created (IST)</dt><dd>${timeCell(m.created_at)}</dd></dl></section>`;
 }
 
-export function secretShown(label: string, value: string, back: string): string {
-  return `<section class="card" aria-labelledby="secret-h"><h2 id="secret-h">${esc(label)}</h2>
+export function secretShown(id: string, label: string, value: string, back: string): string {
+  return `<section class="card" aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(label)}</h2>
 <p>Copy it now: it is shown once and cannot be shown again.</p>
-<output class="secret" id="secret-value">${esc(value)}</output>
+<output class="secret" id="${id}-value">${esc(value)}</output>
 <p><a href="${esc(back)}">Done</a></p></section>`;
 }
 

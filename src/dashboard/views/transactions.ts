@@ -177,6 +177,6 @@ export function detailBody(user: DashboardUser, d: Detail): string {
   );
   return `<section class="card" aria-labelledby="facts-h"><h2 id="facts-h">Details</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></section>
 <section aria-labelledby="timeline-h"><h2 id="timeline-h">Timeline</h2><div class="card"><ol class="timeline">${timeline.map((e) => `<li>${timeCell(e.at)} — ${esc(e.text)}</li>`).join('')}</ol></div></section>
-<section aria-labelledby="journal-h"><h2 id="journal-h">Ledger journal</h2>${scrollTable('Ledger journal', ['Time (IST)', 'Journal', 'Kind', 'Account', '#Amount'], journal, 'No money has moved for this transaction.')}</section>
+<section aria-labelledby="journal-h"><h2 id="journal-h">Ledger journal</h2>${scrollTable('Journal entries', ['Time (IST)', 'Journal', 'Kind', 'Account', '#Amount'], journal, 'No money has moved for this transaction.')}</section>
 <section aria-labelledby="callbacks-h"><h2 id="callbacks-h">Callbacks</h2>${resend}${d.deliveries.length ? d.deliveries.map(delivery).join('') : '<p class="card muted">No callback has been queued.</p>'}</section>`;
 }
