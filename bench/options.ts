@@ -9,7 +9,7 @@ export const DEFAULT_SCENARIOS = [
   'callbacks',
   'live',
 ] as const;
-export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth'] as const;
+export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth', 'dashboard'] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -24,6 +24,8 @@ export interface BenchOptions {
   statusRows: number;
   /** Rows loaded by the growth scenario. */
   growthRows: number;
+  /** Transactions of the merchant the dashboard scenario signs in as. */
+  dashboardRows: number;
   /** When set, the gateway runs under `node --cpu-prof` and writes its profile here on exit. */
   profileDir: string | null;
 }
@@ -45,6 +47,7 @@ Options:
   --json               print the results as JSON instead of the table
   --status-rows N      pay-ins in the table that payin_status reads (default 10000)
   --growth-rows N      rows loaded by the growth scenario (default 1000000)
+  --dashboard-rows N   transactions loaded by the dashboard scenario (default 1000000)
   --profile DIR        run the gateway under node --cpu-prof and write its .cpuprofile to DIR
                        (and the baseline's to DIR/baseline)
                        (summarise it with: node --import tsx bench/profile.ts FILE)
@@ -59,7 +62,13 @@ from creation to recorded SUCCESS with the fake Cashfree answering after 50 ms.
 
 growth is not in the default set: it loads 1,000,000 transactions and measures payin_status latency
 at 10k and at 1M rows, and payout throughput with 1 and with 100 wallets. It takes about 3 to 5
-minutes on a 2-core machine; run it with --only growth.`;
+minutes on a 2-core machine; run it with --only growth.
+
+dashboard is not in the default set either: it loads 1,000,000 transactions of one merchant (and
+1,000 of another), signs in to the dashboard and measures the transactions list's latency (p50, p95,
+p99 of 200 sequential requests; first page, deep pages, amount ranges) and the gateway's extra RSS
+while a CSV of about 100,000 rows streams. About 1 to 2 minutes per database on a 2-core machine;
+run it with --only dashboard.`;
 
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -82,6 +91,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       json: { type: 'boolean' },
       'status-rows': { type: 'string' },
       'growth-rows': { type: 'string' },
+      'dashboard-rows': { type: 'string' },
       profile: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -112,6 +122,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     runs: positiveInt('runs', values.runs, 1),
     statusRows: positiveInt('status-rows', values['status-rows'], 10_000),
     growthRows: positiveInt('growth-rows', values['growth-rows'], 1_000_000),
+    dashboardRows: positiveInt('dashboard-rows', values['dashboard-rows'], 1_000_000),
     profileDir: values.profile ?? null,
   };
 }

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CallbackResult } from './callbacks.ts';
+import { EXPORT_RSS_TARGET_MB, P95_TARGET_MS, type DashboardReport } from './dashboard.ts';
 import type { GrowthReport } from './growth.ts';
 import type { BenchOptions } from './options.ts';
 import { ROOT } from './processes.ts';
@@ -26,6 +27,7 @@ export interface BenchReport {
   options: Omit<BenchOptions, 'db'> & { db: string };
   databases: DatabaseReport[];
   growth?: GrowthReport;
+  dashboard?: DashboardReport;
 }
 
 export function describeMachine(): Machine {
@@ -165,6 +167,55 @@ export function formatGrowth(g: GrowthReport): string {
   return lines.join('\n');
 }
 
+export function formatDashboard(d: DashboardReport): string {
+  const lines = [
+    `dashboard (${d.kind}, ${d.engine}): loaded ${num(d.rowsLoaded)} rows of one merchant and ${num(d.otherMerchantRows)} of another in ${num(d.loadSeconds, 1)} s`,
+    `  transactions list, ${d.filter}; p95 target ≤ ${P95_TARGET_MS} ms:`,
+  ];
+  const header = [
+    'variant',
+    'matching',
+    'rows',
+    'requests',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'req/s',
+    'CPU ms/req',
+    '',
+  ];
+  const body = d.variants.map((v) => [
+    v.title,
+    num(v.matching),
+    num(v.rowsOnPage),
+    num(v.latency.samples),
+    num(v.latency.concurrency),
+    num(v.latency.p50Ms, 1),
+    num(v.latency.p95Ms, 1),
+    num(v.latency.p99Ms, 1),
+    num(v.latency.perS),
+    num(v.latency.cpuMsPerReq, 2),
+    `${verdict(v.met)}${v.latency.failures ? ` (${v.latency.failures} failed)` : ''}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  lines.push(
+    `  ${pad(header, widths, 1)}`,
+    `  ${pad(
+      widths.map((w) => '-'.repeat(w)),
+      widths,
+      1,
+    )}`,
+    ...body.map((row) => `  ${pad(row, widths, 1)}`),
+  );
+  for (const [i, e] of d.exports.entries()) {
+    lines.push(
+      `  CSV export ${i + 1}: ${num(e.rowsReceived)} rows (expected ${num(e.expectedRows)}, ${num(e.distinctIds)} distinct), ${num(e.bytes / 1e6, 1)} MB in ${num(e.seconds, 2)} s; gateway RSS ${num(e.rssBeforeMb)} MB before, peak extra ${num(e.peakExtraMb, 1)} MB (target < ${EXPORT_RSS_TARGET_MB} MB) ${verdict(e.met)}`,
+    );
+  }
+  lines.push(`  gateway peak RSS: ${num(d.peakRssMb)} MB`);
+  return lines.join('\n');
+}
+
 export function formatMachine(m: Machine): string {
   return `machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; commit ${m.commit}; load average ${m.loadAverage.start.toFixed(2)} at start${m.loadAverage.end !== undefined ? `, ${m.loadAverage.end.toFixed(2)} at end` : ''}`;
 }
@@ -175,9 +226,11 @@ export function writeReport(report: BenchReport): string {
   fs.mkdirSync(dir, { recursive: true });
   const stamp = report.machine.startedAt.replace(/[:.]/g, '-');
   const kinds =
-    [...report.databases.map((d) => d.kind), ...(report.growth ? [`growth-${report.growth.kind}`] : [])].join(
-      '-',
-    ) || 'none';
+    [
+      ...report.databases.map((d) => d.kind),
+      ...(report.growth ? [`growth-${report.growth.kind}`] : []),
+      ...(report.dashboard ? [`dashboard-${report.dashboard.kind}`] : []),
+    ].join('-') || 'none';
   const file = path.join(dir, `${stamp}-${kinds}.json`);
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;

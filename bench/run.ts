@@ -4,12 +4,14 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { runDashboard, type DashboardReport } from './dashboard.ts';
 import { runGrowth, type GrowthReport } from './growth.ts';
 import { Progress } from './load.ts';
-import { HELP, parseOptions, type BenchOptions } from './options.ts';
+import { DEFAULT_SCENARIOS, HELP, parseOptions, type BenchOptions } from './options.ts';
 import { buildGateway, ROOT } from './processes.ts';
 import {
   describeMachine,
+  formatDashboard,
   formatDatabase,
   formatGrowth,
   formatMachine,
@@ -38,8 +40,11 @@ progress.line(formatMachine(machine));
 
 const databases: DatabaseReport[] = [];
 let growth: GrowthReport | undefined;
-if (opts.scenarios.some((s) => s !== 'growth')) databases.push(await runDefaultSet(opts, progress));
+let dashboard: DashboardReport | undefined;
+const inDefaultSet = (s: string) => (DEFAULT_SCENARIOS as readonly string[]).includes(s);
+if (opts.scenarios.some(inDefaultSet)) databases.push(await runDefaultSet(opts, progress));
 if (opts.scenarios.includes('growth')) growth = await runGrowth(opts, progress);
+if (opts.scenarios.includes('dashboard')) dashboard = await runDashboard(opts, progress);
 machine.loadAverage.end = os.loadavg()[0];
 
 const report: BenchReport = {
@@ -51,6 +56,7 @@ const report: BenchReport = {
   },
   databases,
   growth,
+  dashboard,
 };
 const file = writeReport(report);
 if (opts.json) {
@@ -60,6 +66,7 @@ if (opts.json) {
     formatMachine(machine),
     ...databases.map((d) => formatDatabase(d, opts)),
     ...(growth ? [formatGrowth(growth)] : []),
+    ...(dashboard ? [formatDashboard(dashboard)] : []),
   ];
   console.log(`\n${parts.join('\n\n')}\n`);
 }

@@ -191,7 +191,10 @@ export async function listTransactions(
   if (filter.flow) q = q.where('flow', '=', filter.flow);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.from !== undefined) q = q.where('created_at', '>=', filter.from);
-  if (filter.to !== undefined) q = q.where('created_at', '<', filter.to);
+  // Past the first page the cursor bounds the scan; SQLite would otherwise pick one of the two
+  // bounds and, given `to`, read every entry from `to` down to the cursor.
+  if (filter.to !== undefined && !(cursor && cursor.createdAt < filter.to))
+    q = q.where('created_at', '<', filter.to);
   if (filter.minAmount !== undefined) q = q.where('amount', '>=', filter.minAmount);
   if (filter.maxAmount !== undefined) q = q.where('amount', '<=', filter.maxAmount);
   if (cursor)

@@ -117,6 +117,11 @@ function cachingSqlite(file: string): BetterSqlite3.Database {
   enableWal(raw);
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
+  // Statistics for the planner, as SQLite advises for a long-lived connection: without them a
+  // list filtered by a rare status walks the wrong index (docs/performance.md, Dashboard).
+  // analysis_limit bounds the work to a sample of each index, so opening stays fast at any size.
+  raw.pragma('analysis_limit = 1000');
+  raw.pragma('optimize = 0x10002');
   const cache = new Map<string, BetterSqlite3.Statement>();
   const prepare = raw.prepare.bind(raw);
   raw.prepare = ((source: string) => {

@@ -313,7 +313,8 @@ function dashboard(kind: DatabaseKind): Migration {
         .columns(['merchant_id', 'id'])
         .execute();
 
-      // The transactions list: newest first, by merchant or across all, and by kind and status.
+      // The transactions list: newest first, by merchant or across all, and by kind and status
+      // (with the amount, so that an amount range is checked in the index, not row by row).
       await db.schema
         .createIndex('transactions_merchant_created')
         .on('transactions')
@@ -322,7 +323,7 @@ function dashboard(kind: DatabaseKind): Migration {
       await db.schema
         .createIndex('transactions_merchant_kind_status')
         .on('transactions')
-        .columns(['merchant_id', 'kind', 'status', 'created_at', 'payment_id'])
+        .columns(['merchant_id', 'kind', 'status', 'created_at', 'payment_id', 'amount'])
         .execute();
       await db.schema
         .createIndex('transactions_created')
