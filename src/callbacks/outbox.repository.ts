@@ -1,34 +1,70 @@
 /** The callback outbox: one delivery row per final status, written in the final-status transaction. */
-import type { Kysely } from 'kysely';
-import type { Tables } from '../db/schema.ts';
+import type { Insertable, Kysely } from 'kysely';
+import { insertRecords } from '../db/json-records.ts';
+import type { CallbackDeliveryTable, Tables } from '../db/schema.ts';
 import { prefixedId } from '../ids.ts';
 
-export async function enqueueDelivery(
+export interface NewDelivery {
+  paymentId: string;
+  merchantId: string;
+  url: string;
+  body: string;
+  maxAttempts: number;
+}
+
+function deliveryRow(d: NewDelivery, at: number): Insertable<CallbackDeliveryTable> & { id: string } {
+  return {
+    id: prefixedId('cbd'),
+    payment_id: d.paymentId,
+    merchant_id: d.merchantId,
+    url: d.url,
+    body: d.body,
+    status: 'pending',
+    attempts: 0,
+    max_attempts: d.maxAttempts,
+    next_attempt_at: at,
+    lease_until: null,
+    last_error: null,
+    created_at: at,
+    updated_at: at,
+    delivered_at: null,
+  };
+}
+
+/** Queues one delivery (a resend). Returns its id. */
+export async function enqueueDelivery(db: Kysely<Tables>, d: NewDelivery, at: number): Promise<string> {
+  const row = deliveryRow(d, at);
+  await db.insertInto('callback_deliveries').values(row).execute();
+  return row.id;
+}
+
+const DELIVERY_COLUMNS = {
+  id: 'text',
+  payment_id: 'text',
+  merchant_id: 'text',
+  url: 'text',
+  body: 'text',
+  status: 'text',
+  attempts: 'integer',
+  max_attempts: 'integer',
+  next_attempt_at: 'bigint',
+  lease_until: 'bigint',
+  last_error: 'text',
+  created_at: 'bigint',
+  updated_at: 'bigint',
+  delivered_at: 'bigint',
+} as const satisfies Record<keyof CallbackDeliveryTable, 'text' | 'bigint' | 'integer'>;
+
+/** Queues the deliveries of final statuses settled together, in one statement. Returns their ids, in order. */
+export async function enqueueDeliveries(
   db: Kysely<Tables>,
-  d: { paymentId: string; merchantId: string; url: string; body: string; maxAttempts: number },
+  ds: NewDelivery[],
   at: number,
-): Promise<string> {
-  const id = prefixedId('cbd');
-  await db
-    .insertInto('callback_deliveries')
-    .values({
-      id,
-      payment_id: d.paymentId,
-      merchant_id: d.merchantId,
-      url: d.url,
-      body: d.body,
-      status: 'pending',
-      attempts: 0,
-      max_attempts: d.maxAttempts,
-      next_attempt_at: at,
-      lease_until: null,
-      last_error: null,
-      created_at: at,
-      updated_at: at,
-      delivered_at: null,
-    })
-    .execute();
-  return id;
+): Promise<string[]> {
+  if (ds.length === 0) return [];
+  const rows = ds.map((d) => deliveryRow(d, at));
+  await insertRecords(db, 'callback_deliveries', rows, DELIVERY_COLUMNS).execute(db);
+  return rows.map((r) => r.id);
 }
 
 /**

@@ -1,5 +1,6 @@
 /** SQL for channel notifications: stored once per provider event, applied once. */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { insertRecords } from '../db/json-records.ts';
 import { claimDue, type WorkTable } from '../db/claim.ts';
 import type { Database } from '../db/database.ts';
 import type { ChannelEventState, ChannelEventTable, Tables } from '../db/schema.ts';
@@ -11,33 +12,51 @@ export type NewChannelEvent = Pick<
   'provider' | 'event_id' | 'payment_id' | 'reference' | 'type' | 'body'
 >;
 
+const EVENT_COLUMNS = {
+  provider: 'text',
+  event_id: 'text',
+  payment_id: 'text',
+  reference: 'text',
+  type: 'text',
+  body: 'text',
+  state: 'text',
+  next_action_at: 'bigint',
+  lease_until: 'bigint',
+  received_at: 'bigint',
+  applied_at: 'bigint',
+} as const satisfies Record<keyof Omit<ChannelEventTable, 'id'>, 'text' | 'bigint'>;
+
+/** The key a notification is stored under: one row per provider event. */
+export function eventKey(e: Pick<NewChannelEvent, 'provider' | 'event_id'>): string {
+  return `${e.provider}\u0000${e.event_id}`;
+}
+
 /**
- * Stores a verified notification, unless the same event is stored already. Returns its id when it
- * was stored now, null for a duplicate. Stored `applied` in the transaction that applies it, or
- * `pending`, due for the worker at `dueAt`.
+ * Stores verified notifications in one statement, each unless the same event is stored already
+ * (or earlier in the batch). Returns the keys (`eventKey`) of those stored now. Stored `applied`
+ * in the transaction that applies them, or `pending`, due for the worker at `dueAt`.
  */
-export async function insertChannelEvent(
+export async function insertChannelEvents(
   db: Kysely<Tables>,
-  e: NewChannelEvent,
+  events: NewChannelEvent[],
   state: ChannelEventState,
   at: number,
   dueAt: number | null,
-): Promise<number | null> {
+): Promise<Set<string>> {
   const applied = state === 'applied';
-  const row = await db
-    .insertInto('channel_events')
-    .values({
-      ...e,
-      state,
-      next_action_at: applied ? null : dueAt,
-      lease_until: null,
-      received_at: at,
-      applied_at: applied ? at : null,
-    })
-    .onConflict((oc) => oc.columns(['provider', 'event_id']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  return row ? Number(row.id) : null;
+  const rows = events.map((e) => ({
+    ...e,
+    state,
+    next_action_at: applied ? null : dueAt,
+    lease_until: null,
+    received_at: at,
+    applied_at: applied ? at : null,
+  }));
+  const stored = await sql<{ provider: string; event_id: string }>`
+    ${insertRecords(db, 'channel_events', rows, EVENT_COLUMNS)} where true
+    on conflict (provider, event_id) do nothing
+    returning provider, event_id`.execute(db);
+  return new Set(stored.rows.map(eventKey));
 }
 
 export async function markApplied(db: Kysely<Tables>, id: number, at: number): Promise<void> {

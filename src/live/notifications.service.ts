@@ -13,12 +13,13 @@ import type { Tables, TransactionKind } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { cashfreeState } from '../channels/cashfree.channel.ts';
 import { setuPaymentOutcome } from '../channels/setu.channel.ts';
-import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import { findTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import type { ChannelOutcomes, Scope } from './outcomes.ts';
+import type { ChannelOutcomes, Report, Scope } from './outcomes.ts';
 import {
   claimDueEvents,
-  insertChannelEvent,
+  eventKey,
+  insertChannelEvents,
   markApplied,
   retryEventAt,
   type NewChannelEvent,
@@ -108,8 +109,8 @@ export class NotificationService {
       duplicate = await this.batch.submit({ provider, body, event });
     } catch (err) {
       // Kept for the worker, which applies it after APPLY_GRACE_MS; the provider gets its 200.
-      const id = await insertChannelEvent(this.db, event, 'pending', now, now + APPLY_GRACE_MS);
-      duplicate = id === null;
+      const stored = await insertChannelEvents(this.db, [event], 'pending', now, now + APPLY_GRACE_MS);
+      duplicate = stored.size === 0;
       this.logger?.warn(
         { provider, type: event.type, err: errorName(err) },
         'applying a channel notification failed; the worker tries again',
@@ -124,18 +125,33 @@ export class NotificationService {
 
   /**
    * Stores and applies notifications that arrived together in one database transaction (one
-   * commit for many webhooks under load). Each is stored as applied, or found a duplicate. A batch
-   * that fails is tried again one notification at a time (`BatchQueue`).
+   * commit for many webhooks under load), in a few statements whatever their number: the events,
+   * the transactions they name, then the outcomes (`ChannelOutcomes.applyAll`). Each is stored as
+   * applied, or found a duplicate. A batch that fails is tried again one notification at a time
+   * (`BatchQueue`).
    */
   private async storeAndApply(items: Incoming[]): Promise<boolean[]> {
     return this.outcomes.within(async (scope) => {
-      const duplicates: boolean[] = [];
-      for (const item of items) {
-        const at = this.options.now();
-        const id = await insertChannelEvent(scope.tx, item.event, 'applied', at, null);
-        duplicates.push(id === null);
-        if (id !== null) await this.apply(scope, item.provider, item.body);
-      }
+      const stored = await insertChannelEvents(
+        scope.tx,
+        items.map((i) => i.event),
+        'applied',
+        this.options.now(),
+        null,
+      );
+      const seen = new Set<string>();
+      const fresh: Incoming[] = [];
+      const duplicates = items.map((item) => {
+        const key = eventKey(item.event);
+        const isNew = stored.has(key) && !seen.has(key);
+        seen.add(key);
+        if (isNew) fresh.push(item);
+        return !isNew;
+      });
+      await this.apply(
+        scope,
+        fresh.map((i) => ({ provider: i.provider, body: i.body, paymentId: i.event.payment_id })),
+      );
       return duplicates;
     });
   }
@@ -148,7 +164,10 @@ export class NotificationService {
       try {
         const body = parseObject(Buffer.from(row.body));
         await this.outcomes.within(async (scope) => {
-          if (body) await this.apply(scope, row.provider as Provider, body);
+          if (body)
+            await this.apply(scope, [
+              { provider: row.provider as Provider, body, paymentId: row.payment_id },
+            ]);
           await markApplied(scope.tx, row.id, this.options.now());
         });
       } catch (err) {
@@ -162,68 +181,85 @@ export class NotificationService {
     return rows.length;
   }
 
-  private async apply(scope: Scope, provider: Provider, body: Record<string, unknown>): Promise<void> {
-    if (provider === 'setu') await this.applySetu(scope, body);
-    else await this.applyCashfree(scope, body);
-  }
-
-  private async applySetu(scope: Scope, body: Record<string, unknown>): Promise<void> {
-    const p = payload(body);
-    const type = String(body.eventType ?? p.eventType ?? '');
-    // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
-    if (type !== 'payment.success') return;
-    const reference = text(p.id);
-    const amount = typeof p.amount === 'number' ? p.amount : null;
-    const txn = await this.transaction(scope, 'payin', 'setu', text(p.merchantReferenceId));
-    const qr = text(p.productInstanceId);
-    if (!txn || (qr !== '' && txn.channel_txn_id !== '' && qr !== txn.channel_txn_id)) {
-      await this.outcomes.unknown(
-        scope,
-        'setu',
-        reference || text(p.txnId),
-        amount,
-        `payment.success for reference "${text(p.merchantReferenceId).slice(0, 64)}", which names no Setu pay-in here`,
-      );
-      return;
-    }
-    const outcome = setuPaymentOutcome({ ...p, status: 'success' }, txn.channel_txn_id || qr);
-    if (outcome) await this.outcomes.payinIn(scope, txn, outcome, 'notification:setu');
-  }
-
-  private async applyCashfree(scope: Scope, body: Record<string, unknown>): Promise<void> {
-    const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
-    const status = CASHFREE_TYPES[text(body.type)];
-    if (!status) return;
-    const state = cashfreeState({ ...data, status });
-    const txn = await this.transaction(scope, 'payout', 'cashfree', text(data.transfer_id));
-    if (!txn || !state) {
-      await this.outcomes.unknown(
-        scope,
-        'cashfree',
-        text(data.cf_transfer_id) || text(data.transfer_id),
-        null,
-        `${text(body.type)} for transfer "${text(data.transfer_id).slice(0, 64)}", which names no Cashfree payout here`,
-      );
-      return;
-    }
-    await this.outcomes.payoutIn(scope, txn, state, 'notification:cashfree');
-  }
-
-  private async transaction(
+  /** Reads what each notification reports, about the transactions they name (read in one statement), and applies it. */
+  private async apply(
     scope: Scope,
-    kind: TransactionKind,
-    channel: string,
-    paymentId: string,
-  ): Promise<TransactionRow | undefined> {
-    if (!PAYMENT_ID.test(paymentId)) return undefined;
-    return scope.tx
-      .selectFrom('transactions')
-      .selectAll()
-      .where('payment_id', '=', paymentId)
-      .where('kind', '=', kind)
-      .where('channel', '=', channel)
-      .executeTakeFirst();
+    notifications: { provider: Provider; body: Record<string, unknown>; paymentId: string | null }[],
+  ): Promise<void> {
+    if (notifications.length === 0) return;
+    const named = notifications.flatMap((n) => (n.paymentId ? [n.paymentId] : []));
+    const txns = new Map((await findTransactions(scope.tx, named)).map((t) => [t.payment_id, t]));
+    const reports: Report[] = [];
+    for (const { provider, body } of notifications) {
+      const reading = provider === 'setu' ? readSetu(body, txns) : readCashfree(body, txns);
+      if (reading && 'unknown' in reading) {
+        const u = reading.unknown;
+        await this.outcomes.unknown(scope, provider, u.reference, u.amount, u.detail);
+      } else if (reading) reports.push(reading);
+    }
+    await this.outcomes.applyAll(scope, reports);
   }
+}
+
+/** A notification naming no transaction here. */
+interface Unknown {
+  unknown: { reference: string; amount: number | null; detail: string };
+}
+
+/** What a Setu notification reports: a payment of a pay-in here, or of none. */
+function readSetu(body: Record<string, unknown>, txns: Map<string, TransactionRow>): Report | Unknown | null {
+  const p = payload(body);
+  const type = String(body.eventType ?? p.eventType ?? '');
+  // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
+  if (type !== 'payment.success') return null;
+  const reference = text(p.id);
+  const amount = typeof p.amount === 'number' ? p.amount : null;
+  const txn = ofKind(txns, 'payin', 'setu', text(p.merchantReferenceId));
+  const qr = text(p.productInstanceId);
+  if (!txn || (qr !== '' && txn.channel_txn_id !== '' && qr !== txn.channel_txn_id)) {
+    return {
+      unknown: {
+        reference: reference || text(p.txnId),
+        amount,
+        detail: `payment.success for reference "${text(p.merchantReferenceId).slice(0, 64)}", which names no Setu pay-in here`,
+      },
+    };
+  }
+  const outcome = setuPaymentOutcome({ ...p, status: 'success' }, txn.channel_txn_id || qr);
+  return outcome ? { kind: 'payin', txn, outcome, source: 'notification:setu' } : null;
+}
+
+/** What a Cashfree notification reports: a transfer's state for a payout here, or for none. */
+function readCashfree(
+  body: Record<string, unknown>,
+  txns: Map<string, TransactionRow>,
+): Report | Unknown | null {
+  const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
+  const status = CASHFREE_TYPES[text(body.type)];
+  if (!status) return null;
+  const state = cashfreeState({ ...data, status });
+  const txn = ofKind(txns, 'payout', 'cashfree', text(data.transfer_id));
+  if (!txn || !state) {
+    return {
+      unknown: {
+        reference: text(data.cf_transfer_id) || text(data.transfer_id),
+        amount: null,
+        detail: `${text(body.type)} for transfer "${text(data.transfer_id).slice(0, 64)}", which names no Cashfree payout here`,
+      },
+    };
+  }
+  return { kind: 'payout', txn, state, source: 'notification:cashfree' };
+}
+
+/** The transaction a notification names, if it is of this kind and channel. */
+function ofKind(
+  txns: Map<string, TransactionRow>,
+  kind: TransactionKind,
+  channel: string,
+  paymentId: string,
+): TransactionRow | undefined {
+  const txn = txns.get(paymentId);
+  return txn && txn.kind === kind && txn.channel === channel ? txn : undefined;
 }
 
 /** The row a notification is stored as: its event id (the provider's, or a hash of the body), what it names, its type. */

@@ -20,6 +20,11 @@ export interface Scope {
   settled: Settled[];
 }
 
+/** What a channel reported about one transaction. */
+export type Report =
+  | { kind: 'payin'; txn: TransactionRow; outcome: FinalOutcome; source: string }
+  | { kind: 'payout'; txn: TransactionRow; state: PayoutState; source: string };
+
 type Kind = 'amount_mismatch' | 'payment_after_final' | 'reversal' | 'stuck';
 
 export class ChannelOutcomes {
@@ -60,22 +65,68 @@ export class ChannelOutcomes {
       return;
     }
     if (await this.settle(s, txn, outcome, source)) return;
+    await this.afterFinal(s, txn, outcome);
+  }
+
+  /** A pay-in's outcome that found it final already: the same payment again changes nothing; another one is kept. */
+  private async afterFinal(s: Scope, txn: TransactionRow, outcome: FinalOutcome): Promise<void> {
     if (outcome.status !== 'SUCCESS') return;
     const now = await s.tx
       .selectFrom('transactions')
       .selectAll()
       .where('payment_id', '=', txn.payment_id)
       .executeTakeFirst();
-    // The same payment reported again changes nothing; another one for a final pay-in is kept.
     if (now && !(now.status === 'SUCCESS' && now.utr === outcome.utr))
       await this.exception(
         s,
         now,
         'payment_after_final',
-        reference,
+        outcome.reference || outcome.utr || txn.payment_id,
         outcome.amount ?? null,
         `a payment (utr ${outcome.utr || 'none'}) came for a pay-in already ${now.status}`,
       );
+  }
+
+  /**
+   * Reports on several transactions, applied together. Plain final outcomes (the amount fits, no
+   * reversal, each transaction named once) settle in one batch of statements; the rest, and a
+   * pay-in the batch found final already, go one at a time as above. Each transaction is in one
+   * of the two parts, so the order between them does not matter.
+   */
+  async applyAll(s: Scope, reports: Report[]): Promise<void> {
+    const named = new Map<string, number>();
+    for (const r of reports) named.set(r.txn.payment_id, (named.get(r.txn.payment_id) ?? 0) + 1);
+    const plain: { report: Report; outcome: FinalOutcome }[] = [];
+    const rest: Report[] = [];
+    for (const r of reports) {
+      const outcome = r.kind === 'payin' ? r.outcome : r.state.outcome;
+      // A pay-in's failure carries no payment to compare; a payout's outcome must be of its amount.
+      const fits =
+        outcome?.amount === undefined ||
+        outcome.amount === r.txn.amount ||
+        (r.kind === 'payin' && outcome.status === 'FAILED');
+      const reversed = r.kind === 'payout' && r.state.reversed;
+      if (outcome && fits && !reversed && named.get(r.txn.payment_id) === 1)
+        plain.push({ report: r, outcome });
+      else rest.push(r);
+    }
+    const settled = await this.settlement.settleManyIn(
+      s.tx,
+      plain.map(({ report, outcome }) => ({
+        paymentId: report.txn.payment_id,
+        outcome,
+        source: report.source,
+      })),
+    );
+    for (const [i, done] of settled.entries()) {
+      if (done) s.settled.push(done);
+      else if (plain[i]!.report.kind === 'payin')
+        await this.afterFinal(s, plain[i]!.report.txn, plain[i]!.outcome);
+    }
+    for (const r of rest) {
+      if (r.kind === 'payin') await this.payinIn(s, r.txn, r.outcome, r.source);
+      else await this.payoutIn(s, r.txn, r.state, r.source);
+    }
   }
 
   /** A payout's state: its outcome when final, then its reversal when the money came back. */

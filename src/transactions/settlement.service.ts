@@ -9,9 +9,9 @@ import type { Kysely } from 'kysely';
 import type { Tables } from '../db/schema.ts';
 import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
 import { callbackBody } from '../callbacks/signature.ts';
-import { enqueueDelivery } from '../callbacks/outbox.repository.ts';
-import { creditPayin, reversePayout, settlePayout } from '../wallet/wallet.service.ts';
-import { insertEvent, markFinal, markReversed, type TransactionRow } from './transactions.repository.ts';
+import { enqueueDeliveries } from '../callbacks/outbox.repository.ts';
+import { moveFinals, reversePayout } from '../wallet/wallet.service.ts';
+import { insertEvents, markFinal, markReversed, type TransactionRow } from './transactions.repository.ts';
 
 export interface SettlementOptions {
   payinFeeBps: number;
@@ -26,6 +26,13 @@ export type FinalListener = (txn: TransactionRow, deliveryId: string | null) => 
 export interface Settled {
   txn: TransactionRow;
   deliveryId: string | null;
+}
+
+/** One final status to settle, and what reported it (kept in the transaction's history). */
+export interface SettleRequest {
+  paymentId: string;
+  outcome: FinalOutcome;
+  source: string;
 }
 
 export class SettlementService implements SettlementSink {
@@ -66,60 +73,78 @@ export class SettlementService implements SettlementSink {
     outcome: FinalOutcome,
     source: string,
   ): Promise<Settled | null> {
+    const [settled] = await this.settleManyIn(tx, [{ paymentId, outcome, source }]);
+    return settled ?? null;
+  }
+
+  /**
+   * The transition for several transactions at once (each at most once), in a few statements
+   * whatever their number: the statuses, their history, the callbacks, the journals, then each
+   * wallet once. One entry per request, in order: null where the transaction was final already.
+   */
+  async settleManyIn(tx: Kysely<Tables>, requests: SettleRequest[]): Promise<(Settled | null)[]> {
     const at = this.now();
-    const txn = await markFinal(tx, paymentId, outcome, at);
-    if (!txn) return null;
-    await insertEvent(tx, paymentId, outcome.status, source, at);
-    let deliveryId: string | null = null;
-    if (txn.callback_url) {
-      deliveryId = await enqueueDelivery(
-        tx,
-        {
+    if (new Set(requests.map((r) => r.paymentId)).size !== requests.length)
+      throw new Error('a transaction may be settled only once in a batch');
+    const changed = await markFinal(
+      tx,
+      requests
+        .map(({ paymentId, outcome: o }) => ({
           paymentId,
-          merchantId: txn.merchant_id,
-          url: txn.callback_url,
-          body: callbackBody({
-            paymentId,
-            merchantOrderNo: txn.merchant_order_no,
-            amount: txn.amount,
-            currency: txn.currency,
-            status: outcome.status,
-            utr: txn.utr,
-          }),
-          maxAttempts: this.options.callbackMaxAttempts,
-        },
-        at,
-      );
-    }
-    // Money last: the wallet row's lock is then held only until the commit.
-    if (txn.kind === 'payin') {
-      if (outcome.status === 'SUCCESS') {
-        await creditPayin(
-          tx,
-          {
-            merchantId: txn.merchant_id,
-            currency: txn.currency,
-            amount: txn.amount,
-            paymentId,
-            feeBps: this.options.payinFeeBps,
-          },
-          at,
-        );
-      }
-    } else {
-      await settlePayout(
-        tx,
-        {
-          merchantId: txn.merchant_id,
-          currency: txn.currency,
+          status: o.status,
+          utr: o.utr,
+          channelTxnId: o.channelTxnId,
+        }))
+        // In one order (the join follows the batch), so that two processes settling the same transactions lock them alike.
+        .sort((a, b) => (a.paymentId < b.paymentId ? -1 : 1)),
+      at,
+    );
+    if (changed.length === 0) return requests.map(() => null);
+    const byId = new Map(changed.map((txn) => [txn.payment_id, txn]));
+    const settled = requests.filter((r) => byId.has(r.paymentId));
+    await insertEvents(
+      tx,
+      settled.map((r) => ({ paymentId: r.paymentId, status: r.outcome.status, source: r.source })),
+      at,
+    );
+    const called = changed.filter((txn) => txn.callback_url);
+    const deliveryIds = await enqueueDeliveries(
+      tx,
+      called.map((txn) => ({
+        paymentId: txn.payment_id,
+        merchantId: txn.merchant_id,
+        url: txn.callback_url!,
+        body: callbackBody({
+          paymentId: txn.payment_id,
+          merchantOrderNo: txn.merchant_order_no,
           amount: txn.amount,
-          paymentId,
-          success: outcome.status === 'SUCCESS',
-        },
-        at,
-      );
-    }
-    return { txn, deliveryId };
+          currency: txn.currency,
+          status: txn.status as 'SUCCESS' | 'FAILED',
+          utr: txn.utr,
+        }),
+        maxAttempts: this.options.callbackMaxAttempts,
+      })),
+      at,
+    );
+    const deliveries = new Map(called.map((txn, i) => [txn.payment_id, deliveryIds[i]!]));
+    // Money last: the wallet rows' locks are then held only until the commit.
+    await moveFinals(
+      tx,
+      changed.map((txn) => ({
+        kind: txn.kind,
+        merchantId: txn.merchant_id,
+        currency: txn.currency,
+        amount: txn.amount,
+        paymentId: txn.payment_id,
+        success: txn.status === 'SUCCESS',
+      })),
+      this.options.payinFeeBps,
+      at,
+    );
+    return requests.map((r) => {
+      const txn = byId.get(r.paymentId);
+      return txn ? { txn, deliveryId: deliveries.get(r.paymentId) ?? null } : null;
+    });
   }
 
   /**
@@ -131,7 +156,7 @@ export class SettlementService implements SettlementSink {
     const at = this.now();
     const txn = await markReversed(tx, paymentId, at);
     if (!txn) return null;
-    await insertEvent(tx, paymentId, 'SUCCESS', `${source}:reversed`, at);
+    await insertEvents(tx, [{ paymentId, status: 'SUCCESS', source: `${source}:reversed` }], at);
     await reversePayout(
       tx,
       { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId },

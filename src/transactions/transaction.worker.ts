@@ -14,6 +14,7 @@ import {
   deleteOpening,
   markProcessing,
   OPENING,
+  type Accepted,
   reschedule,
   type TransactionRow,
 } from './transactions.repository.ts';
@@ -34,15 +35,8 @@ export function workerLeaseMs(channelTimeoutMs: number): number {
   return Math.max(3 * channelTimeoutMs + 1000, 5000);
 }
 
-/** A payout its channel accepted, to be recorded as PROCESSING. */
-interface Submitted {
-  paymentId: string;
-  channelTxnId: string;
-  nextActionAt: number;
-}
-
 export class TransactionWorker {
-  private readonly processing = new BatchQueue<Submitted, void>((batch) => this.recordSubmitted(batch));
+  private readonly processing = new BatchQueue<Accepted, void>((batch) => this.recordAccepted(batch));
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
@@ -151,21 +145,19 @@ export class TransactionWorker {
   }
 
   /**
-   * Records payouts their channel accepted as PROCESSING, in one database transaction for all
-   * that were accepted while the previous such transaction ran (one commit for many payouts).
+   * Records payouts their channel accepted as PROCESSING, in one statement for all that were
+   * accepted while the previous one ran (one commit for many payouts).
    */
-  private async recordSubmitted(submitted: Submitted[]): Promise<void[]> {
+  private async recordAccepted(accepted: Accepted[]): Promise<void[]> {
     const at = this.now;
-    await this.database.db.transaction().execute(async (tx) => {
-      for (const s of submitted) await markProcessing(tx, s.paymentId, s.channelTxnId, s.nextActionAt, at);
-    });
+    await markProcessing(this.database.db, accepted, at);
     // Payouts recorded together were submitted together, so their outcomes fall due close
     // together: a look at the first and at the last due time finds them all.
-    const due = submitted.map((s) => s.nextActionAt);
+    const due = accepted.map((s) => s.nextActionAt);
     const [first, last] = [Math.min(...due), Math.max(...due)];
     this.wake(first);
     if (last > first) this.wake(last);
-    return submitted.map(() => undefined);
+    return accepted.map(() => undefined);
   }
 
   private async handle(row: TransactionRow): Promise<void> {

@@ -1,7 +1,7 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
 import { sql, type Kysely } from 'kysely';
 import { claimDue, type WorkTable } from '../db/claim.ts';
-import { insertRecords } from '../db/json-records.ts';
+import { insertRecords, jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
 import type { StatusView } from '../db/status-reads.ts';
@@ -145,6 +145,23 @@ export async function findTransaction(
   return db.selectFrom('transactions').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
 }
 
+const NAMED_COLUMNS = { named_payment_id: 'text' } as const;
+
+/** The transactions of several payment_ids, in one statement whatever their number. */
+export async function findTransactions(db: Kysely<Tables>, paymentIds: string[]): Promise<TransactionRow[]> {
+  const named = paymentIds.filter((id) => PAYMENT_ID.test(id)).map((id) => ({ named_payment_id: id }));
+  if (named.length === 0) return [];
+  return db
+    .selectFrom('transactions')
+    .selectAll()
+    .where(
+      'payment_id',
+      'in',
+      sql<string>`(select named_payment_id from ${jsonRecords(db, named, NAMED_COLUMNS)} as n)`,
+    )
+    .execute();
+}
+
 /** The few columns a status query returns, for one merchant's transaction of one kind. */
 export async function findStatus(
   database: Pick<Database, 'readStatus'>,
@@ -156,32 +173,50 @@ export async function findStatus(
   return database.readStatus({ paymentId, merchantId, kind });
 }
 
+/** A final status for one transaction, as `markFinal` writes it. */
+export interface Final {
+  paymentId: string;
+  status: 'SUCCESS' | 'FAILED';
+  utr: string;
+  /** Kept as it was when empty. */
+  channelTxnId: string;
+}
+
+const FINAL_COLUMNS = {
+  final_payment_id: 'text',
+  final_status: 'text',
+  final_utr: 'text',
+  final_channel_txn_id: 'text',
+} as const;
+
+/** The transaction's columns, named for a RETURNING clause (SQLite allows no `t.*` there). */
+const RETURNED = sql.raw(Object.keys(COLUMNS).join(', '));
+
 /**
  * The one conditional update behind every final status: it only changes a transaction that is
- * not final yet, so a final status can never be overwritten. Returns the updated row, or
- * undefined when the transaction was already final (or does not exist).
+ * not final yet, so a final status can never be overwritten. Several transactions in one
+ * statement (each payment_id at most once). Returns the rows it updated; one already final (or
+ * that does not exist) is not among them. The batch's column names differ from the table's, so
+ * RETURNING names only the table's; the status test is an inequality, which no index serves, so
+ * SQLite walks the batch and finds each transaction by its key.
  */
-export async function markFinal(
-  db: Kysely<Tables>,
-  paymentId: string,
-  outcome: { status: 'SUCCESS' | 'FAILED'; utr: string; channelTxnId: string },
-  at: number,
-): Promise<TransactionRow | undefined> {
-  return db
-    .updateTable('transactions')
-    .set({
-      status: outcome.status,
-      utr: outcome.utr,
-      channel_txn_id: outcome.channelTxnId ? outcome.channelTxnId : sql<string>`channel_txn_id`,
-      finalized_at: at,
-      updated_at: at,
-      next_action_at: null,
-      lease_until: null,
-    })
-    .where('payment_id', '=', paymentId)
-    .where('status', 'in', ['PENDING', 'PROCESSING'])
-    .returningAll()
-    .executeTakeFirst();
+export async function markFinal(db: Kysely<Tables>, finals: Final[], at: number): Promise<TransactionRow[]> {
+  if (finals.length === 0) return [];
+  const rows = finals.map((f) => ({
+    final_payment_id: f.paymentId,
+    final_status: f.status,
+    final_utr: f.utr,
+    final_channel_txn_id: f.channelTxnId,
+  }));
+  const result = await sql<TransactionRow>`
+    update transactions
+    set status = f.final_status, utr = f.final_utr,
+        channel_txn_id = case when f.final_channel_txn_id <> '' then f.final_channel_txn_id else channel_txn_id end,
+        finalized_at = ${at}, updated_at = ${at}, next_action_at = null, lease_until = null
+    from ${jsonRecords(db, rows, FINAL_COLUMNS)} as f
+    where payment_id = f.final_payment_id and status <> 'SUCCESS' and status <> 'FAILED'
+    returning ${RETURNED}`.execute(db);
+  return result.rows;
 }
 
 /** Marks a successful payout reversed, once. Returns it, or undefined when it was not a SUCCESS payout or was reversed already. */
@@ -201,17 +236,28 @@ export async function markReversed(
     .executeTakeFirst();
 }
 
-export async function insertEvent(
+export interface TransactionEvent {
+  paymentId: string;
+  status: TransactionStatus;
+  source: string;
+}
+
+const EVENT_COLUMNS = { payment_id: 'text', status: 'text', source: 'text', created_at: 'bigint' } as const;
+
+/** Adds to the transactions' histories, in one statement. */
+export async function insertEvents(
   db: Kysely<Tables>,
-  paymentId: string,
-  status: TransactionStatus,
-  source: string,
+  events: TransactionEvent[],
   at: number,
 ): Promise<void> {
-  await db
-    .insertInto('transaction_events')
-    .values({ payment_id: paymentId, status, source, created_at: at })
-    .execute();
+  if (events.length === 0) return;
+  const rows = events.map((e) => ({
+    payment_id: e.paymentId,
+    status: e.status,
+    source: e.source,
+    created_at: at,
+  }));
+  await insertRecords(db, 'transaction_events', rows, EVENT_COLUMNS).execute(db);
 }
 
 /** Transactions wait on time: pay-in expiry, payout submission, asking for a payout's outcome. */
@@ -236,27 +282,40 @@ export function claimDueTransactions(
   return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit);
 }
 
-/** Records that the channel accepted a payout, and when to ask it for the outcome. */
-export async function markProcessing(
-  db: Kysely<Tables>,
-  paymentId: string,
-  channelTxnId: string,
-  nextActionAt: number,
-  at: number,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('transactions')
-    .set({
-      status: 'PROCESSING',
-      channel_txn_id: channelTxnId,
-      next_action_at: nextActionAt,
-      lease_until: null,
-      updated_at: at,
-    })
-    .where('payment_id', '=', paymentId)
-    .where('status', '=', 'PENDING')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+/** A payout its channel accepted: the channel's id for it, and when to ask for its outcome. */
+export interface Accepted {
+  paymentId: string;
+  channelTxnId: string;
+  nextActionAt: number;
+}
+
+const ACCEPTED_COLUMNS = {
+  accepted_payment_id: 'text',
+  accepted_channel_txn_id: 'text',
+  accepted_next_action_at: 'bigint',
+  accepted_from: 'text',
+} as const;
+
+/**
+ * Records that the channel accepted payouts, in one statement: only those still PENDING (a
+ * notification that came first has made one final, and stays so). The status it must have comes
+ * from the batch's rows, not a constant, so that SQLite finds each payout by its key instead of
+ * walking the status index.
+ */
+export async function markProcessing(db: Kysely<Tables>, accepted: Accepted[], at: number): Promise<void> {
+  if (accepted.length === 0) return;
+  const rows = accepted.map((a) => ({
+    accepted_payment_id: a.paymentId,
+    accepted_channel_txn_id: a.channelTxnId,
+    accepted_next_action_at: a.nextActionAt,
+    accepted_from: 'PENDING',
+  }));
+  await sql`
+    update transactions
+    set status = 'PROCESSING', channel_txn_id = a.accepted_channel_txn_id,
+        next_action_at = a.accepted_next_action_at, lease_until = null, updated_at = ${at}
+    from ${jsonRecords(db, rows, ACCEPTED_COLUMNS)} as a
+    where payment_id = a.accepted_payment_id and status = a.accepted_from`.execute(db);
 }
 
 /** Gives a claimed transaction back, to be looked at again at `nextActionAt`. */

@@ -151,20 +151,20 @@ export async function addAvailable(
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-/** Takes `amount` out of held, and puts it back into available when `toAvailable`. */
+/** Takes `amount` out of held, and puts `returned` of it back into available. */
 export async function releaseHeld(
   db: Kysely<Tables>,
   merchantId: string,
   currency: string,
   amount: number,
-  toAvailable: boolean,
+  returned: number,
   at: number,
 ): Promise<void> {
   const result = await db
     .updateTable('wallets')
     .set({
       held: sql`held - ${amount}`,
-      available: toAvailable ? sql`available + ${amount}` : sql`available`,
+      available: returned > 0 ? sql`available + ${returned}` : sql`available`,
       updated_at: at,
     })
     .where('merchant_id', '=', merchantId)

@@ -22,6 +22,7 @@ import {
   insertJournal,
   insertJournals,
   moveToHeldMany,
+  type Journal,
   walletKey,
   type WalletKey,
   exactWallets,
@@ -94,35 +95,6 @@ export async function creditTopUp(
   );
 }
 
-/** A successful pay-in: the amount less the fee becomes available. */
-export async function creditPayin(
-  db: Db,
-  p: { merchantId: string; currency: string; amount: number; paymentId: string; feeBps: number },
-  at: number,
-): Promise<void> {
-  const fee = feeFor(p.amount, p.feeBps);
-  const net = p.amount - fee;
-  const lines = [
-    { account: 'available', amount: net },
-    { account: EXTERNAL.payins, amount: -p.amount },
-  ];
-  if (fee > 0) lines.push({ account: EXTERNAL.fees, amount: fee });
-  await insertJournal(
-    db,
-    {
-      journalId: prefixedId('jnl'),
-      kind: 'payin',
-      merchantId: p.merchantId,
-      currency: p.currency,
-      paymentId: p.paymentId,
-      lines,
-    },
-    at,
-  );
-  if (net > 0 && !(await addAvailable(db, p.merchantId, p.currency, net, at, BALANCE_LIMIT)))
-    throw balanceLimit();
-}
-
 /** A payout whose amount a batch holds. */
 export interface Hold {
   merchantId: string;
@@ -168,30 +140,74 @@ export async function holdForPayouts(db: Db, holds: Hold[], at: number): Promise
   }
 }
 
-/** A payout's final status: SUCCESS pays the held amount out, FAILED returns it to available. */
-export async function settlePayout(
-  db: Db,
-  p: { merchantId: string; currency: string; amount: number; paymentId: string; success: boolean },
-  at: number,
-): Promise<void> {
-  await insertJournal(
-    db,
-    {
+/** A transaction's final status, as the ledger sees it. */
+export interface FinalMove {
+  kind: 'payin' | 'payout';
+  merchantId: string;
+  currency: string;
+  amount: number;
+  paymentId: string;
+  success: boolean;
+}
+
+/**
+ * The money of final statuses settled together: a successful pay-in's amount less the fee becomes
+ * available; a payout's held amount is paid out (SUCCESS) or returns to available (FAILED). One
+ * journal per transaction (all in one statement), then each wallet's total in one update, wallets
+ * in a fixed order (merchant, currency) so that two processes never lock two wallets in opposite
+ * orders. A failed pay-in moves nothing.
+ */
+export async function moveFinals(db: Db, moves: FinalMove[], feeBps: number, at: number): Promise<void> {
+  const journals: Journal[] = [];
+  const totals = new Map<string, WalletKey & { credit: number; release: number; returned: number }>();
+  for (const m of moves) {
+    if (m.kind === 'payin' && !m.success) continue;
+    const key = walletKey(m);
+    let total = totals.get(key);
+    if (!total) {
+      total = { merchantId: m.merchantId, currency: m.currency, credit: 0, release: 0, returned: 0 };
+      totals.set(key, total);
+    }
+    const journal = {
       journalId: prefixedId('jnl'),
-      kind: p.success ? 'payout_success' : 'payout_release',
-      merchantId: p.merchantId,
-      currency: p.currency,
-      paymentId: p.paymentId,
-      lines: [
-        { account: 'held', amount: -p.amount },
-        p.success
-          ? { account: EXTERNAL.payouts, amount: p.amount }
-          : { account: 'available', amount: p.amount },
-      ],
-    },
-    at,
-  );
-  await releaseHeld(db, p.merchantId, p.currency, p.amount, !p.success, at);
+      merchantId: m.merchantId,
+      currency: m.currency,
+      paymentId: m.paymentId,
+    };
+    if (m.kind === 'payin') {
+      const fee = feeFor(m.amount, feeBps);
+      const lines = [
+        { account: 'available', amount: m.amount - fee },
+        { account: EXTERNAL.payins, amount: -m.amount },
+      ];
+      if (fee > 0) lines.push({ account: EXTERNAL.fees, amount: fee });
+      journals.push({ ...journal, kind: 'payin', lines });
+      total.credit += m.amount - fee;
+    } else {
+      journals.push({
+        ...journal,
+        kind: m.success ? 'payout_success' : 'payout_release',
+        lines: [
+          { account: 'held', amount: -m.amount },
+          m.success
+            ? { account: EXTERNAL.payouts, amount: m.amount }
+            : { account: 'available', amount: m.amount },
+        ],
+      });
+      total.release += m.amount;
+      if (!m.success) total.returned += m.amount;
+    }
+  }
+  if (journals.length === 1) await insertJournal(db, journals[0]!, at);
+  else await insertJournals(db, journals, at);
+  // The wallet rows last: their locks are then held only until the commit.
+  const keys = [...totals.keys()].sort();
+  for (const key of keys) {
+    const t = totals.get(key)!;
+    if (t.release > 0) await releaseHeld(db, t.merchantId, t.currency, t.release, t.returned, at);
+    if (t.credit > 0 && !(await addAvailable(db, t.merchantId, t.currency, t.credit, at, BALANCE_LIMIT)))
+      throw balanceLimit();
+  }
 }
 
 /**
