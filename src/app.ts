@@ -233,7 +233,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     prefix: '/dashboard',
     accounts: new AccountService(database.db, now),
     dashboard: new DashboardService(database.db, services, config, now),
-    secure: config.publicUrl.startsWith('https:'),
+    secure: new URL(config.publicUrl).protocol === 'https:',
     currencies: config.supportedCurrencies,
   });
 

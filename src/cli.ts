@@ -336,14 +336,16 @@ async function run(argv: string[], out: Out): Promise<number> {
       const vpa = flags.vpa as string | undefined;
       const problem = vpaProblem(vpa ?? null, Boolean(flags.live));
       if (problem) throw new UsageError(`--vpa: ${problem}`);
-      const created = await withDatabase(config, (d) =>
-        buildServices(config, d).merchants.create({
+      const created = await withDatabase(config, async (d) => {
+        const made = await buildServices(config, d).merchants.create({
           name,
           callbackUrl,
           vpa: flags.vpa as string | undefined,
           live: Boolean(flags.live),
-        }),
-      );
+        });
+        await audit(d, 'merchant_create', made.merchant_id, `created ${made.mode} merchant ${name}`);
+        return made;
+      });
       out(
         { ...created },
         `merchant_id:    ${created.merchant_id}\nmode:           ${created.mode}\napi_key:        ${created.api_key}\nwebhook_secret: ${created.webhook_secret}\n(the key and secret are shown once)`,

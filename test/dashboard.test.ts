@@ -9,8 +9,14 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { AccountService, FAILURES_PER_ACCOUNT, IDLE_EXPIRY_MS } from '../src/dashboard/accounts.service.ts';
+import {
+  AccountService,
+  FAILURES_PER_ACCOUNT,
+  FAILURES_PER_ADDRESS,
+  IDLE_EXPIRY_MS,
+} from '../src/dashboard/accounts.service.ts';
 import { csvCell } from '../src/dashboard/csv.ts';
+import { base62 } from '../src/ids.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, type Gateway } from './support/harness.ts';
 import { ROOT } from './support/process.ts';
@@ -252,6 +258,91 @@ for (const kind of DATABASES) {
       clock += 15 * 60_000 + 1;
     });
 
+    it('sign-ins sent together get no more password checks than the limit; an IPv6 /64 is one address', async () => {
+      await accounts.createUser({
+        email: 'burst@example.com',
+        role: 'merchant',
+        merchantId: gw.merchant.merchant_id,
+        password: PASSWORD,
+      });
+      const pages = await Promise.all(
+        Array.from({ length: 12 }, () => gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' })),
+      );
+      const answers = await Promise.all(
+        pages.map((page, i) => {
+          const token = csrfOf(page.body);
+          return gw.app.inject({
+            method: 'POST',
+            url: '/dashboard/sign-in',
+            remoteAddress: `10.2.0.${i}`,
+            headers: {
+              'content-type': 'application/x-www-form-urlencoded',
+              cookie: `paygate_signin=${token}`,
+            },
+            payload: new URLSearchParams({
+              email: 'burst@example.com',
+              password: 'wrong password!',
+              csrf: token,
+            }).toString(),
+          });
+        }),
+      );
+      // Each attempt counts those recorded before it, its own included: how many pass depends on how
+      // the requests interleave, but never more than the limit.
+      const statuses = answers.map((a) => a.statusCode);
+      const checked = statuses.filter((s) => s === 401).length;
+      assert.ok(checked <= FAILURES_PER_ACCOUNT, statuses.join(' '));
+      assert.equal(statuses.filter((s) => s === 429).length, 12 - checked, statuses.join(' '));
+      const kept = await gw.database.db
+        .selectFrom('sign_in_failures')
+        .select('id')
+        .where('scope', '=', 'email:burst@example.com')
+        .execute();
+      assert.equal(kept.length, checked, 'a refused attempt is not kept as a failure');
+      clock += 15 * 60_000 + 1;
+
+      // Each guess from another address of one /64 counts against the same address limit.
+      let status = 0;
+      let tries = 0;
+      while (status !== 429 && tries < 30)
+        status = (
+          await signIn(
+            `v6-${tries}@example.com`,
+            'wrong password!',
+            `2001:db8:1:2::${(tries++).toString(16)}`,
+          )
+        ).statusCode;
+      assert.equal(status, 429);
+      assert.equal(tries, FAILURES_PER_ADDRESS + 1);
+      assert.equal(
+        (await signIn('shop@example.com', PASSWORD, '2001:db8:1:3::1')).statusCode,
+        303,
+        'another /64',
+      );
+      clock += 15 * 60_000 + 1;
+    });
+
+    it('signing in again ends the session the browser had', async () => {
+      const first = await session('shop@example.com');
+      const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+      const token = csrfOf(page.body);
+      const again = await gw.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: `paygate_signin=${token}; ${first.cookie}`,
+        },
+        payload: new URLSearchParams({
+          email: 'shop@example.com',
+          password: PASSWORD,
+          csrf: token,
+        }).toString(),
+      });
+      assert.equal(again.statusCode, 303);
+      assert.equal((await get(first, '/dashboard')).statusCode, 303, 'the earlier session is gone');
+    });
+
     it('a session ends after 12 h idle and at sign-out; a request with it then goes to the sign-in page', async () => {
       const b = await session('shop@example.com');
       clock += IDLE_EXPIRY_MS - 60_000;
@@ -292,8 +383,20 @@ for (const kind of DATABASES) {
         403,
         "another session's token",
       );
-      const ok = await post(ops, `/dashboard/merchants/${id}/credit`, { amount: '10.00', currency: 'INR' });
+      const credit = { amount: '10.00', currency: 'INR', form_id: base62(22) };
+      const ok = await post(ops, `/dashboard/merchants/${id}/credit`, credit);
       assert.equal(ok.statusCode, 303);
+      assert.equal((await gw.paygate.services.wallets.balance(id, 'INR')).available, before.available + 1000);
+      // The same form posted again (a double click, the browser resending it) credits nothing more.
+      const again = await post(ops, `/dashboard/merchants/${id}/credit`, credit);
+      assert.equal(again.statusCode, 409);
+      assert.match(again.body, /sent already/);
+      assert.equal((await gw.paygate.services.wallets.balance(id, 'INR')).available, before.available + 1000);
+      const noForm = await post(ops, `/dashboard/merchants/${id}/credit`, {
+        amount: '10.00',
+        currency: 'INR',
+      });
+      assert.equal(noForm.statusCode, 400);
       assert.equal((await gw.paygate.services.wallets.balance(id, 'INR')).available, before.available + 1000);
       const json = await gw.app.inject({
         method: 'POST',
@@ -429,6 +532,7 @@ for (const kind of DATABASES) {
       assert.equal(csvCell('-1'), "'-1");
       assert.equal(csvCell('@SUM(A1)'), "'@SUM(A1)");
       assert.equal(csvCell('a,b'), '"a,b"');
+      assert.equal(csvCell('x;=HYPERLINK("y")'), '"x;=HYPERLINK(""y"")"');
       assert.equal(csvCell('plain'), 'plain');
     });
 
@@ -459,8 +563,13 @@ for (const kind of DATABASES) {
       const m = await gw.newMerchant();
       const id = m.merchant_id;
       assert.equal(
-        (await post(ops, `/dashboard/merchants/${id}/credit`, { amount: '250.50', currency: 'INR' }))
-          .statusCode,
+        (
+          await post(ops, `/dashboard/merchants/${id}/credit`, {
+            amount: '250.50',
+            currency: 'INR',
+            form_id: base62(22),
+          })
+        ).statusCode,
         303,
       );
       assert.equal(
@@ -653,7 +762,7 @@ for (const kind of DATABASES) {
 }
 
 describe('dashboard cookies under an https PUBLIC_URL', () => {
-  it('are Secure as well', async () => {
+  it('are Secure, for the whole host only (__Host-)', async () => {
     const gw = await startGateway('sqlite', { env: { PUBLIC_URL: 'https://pay.example.com' } });
     try {
       await new AccountService(gw.database.db).createUser({
@@ -663,12 +772,18 @@ describe('dashboard cookies under an https PUBLIC_URL', () => {
         password: PASSWORD,
       });
       const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
-      assert.match(setCookies(page.headers)[0]!, /; HttpOnly; SameSite=Strict; Secure/);
+      assert.match(
+        setCookies(page.headers)[0]!,
+        /^__Host-paygate_signin=\w+; Path=\/; HttpOnly; SameSite=Strict; Secure/,
+      );
       const token = csrfOf(page.body);
       const res = await gw.app.inject({
         method: 'POST',
         url: '/dashboard/sign-in',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: `__Host-paygate_signin=${token}`,
+        },
         payload: new URLSearchParams({
           email: 'secure@example.com',
           password: PASSWORD,
@@ -676,8 +791,68 @@ describe('dashboard cookies under an https PUBLIC_URL', () => {
         }).toString(),
       });
       assert.equal(res.statusCode, 303);
-      const session = setCookies(res.headers).find((c) => c.startsWith('paygate_session='))!;
-      assert.match(session, /; HttpOnly; SameSite=Strict; Secure/);
+      const session = setCookies(res.headers).find((c) => c.startsWith('__Host-paygate_session='))!;
+      assert.match(session, /; Path=\/; HttpOnly; SameSite=Strict; Secure/);
+      // The session is the prefixed cookie's: the plain name is not read under https.
+      const value = session.split(';')[0]!.split('=')[1]!;
+      const home = (cookie: string) =>
+        gw.app.inject({ method: 'GET', url: '/dashboard', headers: { cookie } });
+      assert.equal((await home(`__Host-paygate_session=${value}`)).statusCode, 200);
+      assert.equal((await home(`paygate_session=${value}`)).statusCode, 303);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('dashboard overview with two currencies', () => {
+  it('adds up the volume of one currency at a time, INR first, another on request', async () => {
+    const gw = await startGateway('sqlite', { env: { SUPPORTED_CURRENCIES: 'INR,USD' } });
+    try {
+      await new AccountService(gw.database.db).createUser({
+        email: 'two@example.com',
+        role: 'merchant',
+        merchantId: gw.merchant.merchant_id,
+        password: PASSWORD,
+      });
+      for (const [orderNo, currency, amount] of [
+        ['inr-1', 'INR', 123.45],
+        ['usd-1', 'USD', 9999.99],
+      ] as const) {
+        const created = await gw.post('/payments/onsite/payin', {
+          money: { amount, currency },
+          merchant_order_no: orderNo,
+        });
+        assert.equal(created.status, 200, created.text);
+        const done = await gw.post('/sandbox/payin/complete', {
+          payment_id: created.body.payment_id,
+          status: 'SUCCESS',
+        });
+        assert.equal(done.status, 200, done.text);
+      }
+      const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+      const token = csrfOf(page.body);
+      const res = await gw.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
+        payload: new URLSearchParams({
+          email: 'two@example.com',
+          password: PASSWORD,
+          csrf: token,
+        }).toString(),
+      });
+      const cookie = setCookies(res.headers)
+        .find((c) => c.startsWith('paygate_session='))!
+        .split(';')[0]!;
+      const stat = (html: string, label: string) =>
+        new RegExp(`<p>${label}</p><strong>([^<]*)</strong>`).exec(html)?.[1];
+      const inr = await gw.app.inject({ method: 'GET', url: '/dashboard', headers: { cookie } });
+      assert.equal(inr.statusCode, 200);
+      assert.equal(stat(inr.body, 'Pay-ins, 30 days'), '₹123.45');
+      assert.match(inr.body, /<select id="pick-currency" name="currency">/);
+      const usd = await gw.app.inject({ method: 'GET', url: '/dashboard?currency=USD', headers: { cookie } });
+      assert.equal(stat(usd.body, 'Pay-ins \\(USD\\), 30 days'), '9999.99 USD');
     } finally {
       await gw.close();
     }

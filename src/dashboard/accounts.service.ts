@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Tables, UserRole } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
+import { clientOf } from '../http/auth.ts';
 import { MerchantNotFoundError } from '../merchants/merchants.service.ts';
 import {
   clearFailures,
@@ -19,6 +20,7 @@ import {
   insertSession,
   insertUser,
   recordFailures,
+  forgetFailures,
   touchSession,
   type SessionUser,
 } from './dashboard.repository.ts';
@@ -28,7 +30,7 @@ export const IDLE_EXPIRY_MS = 12 * 3600_000;
 /** last_seen_at is written at most this often per session, not on every page. */
 const TOUCH_EVERY_MS = 60_000;
 
-/** Failed sign-ins allowed per window: per account, and per client address. */
+/** Failed sign-ins allowed per window: per account, and per client address (an IPv6 address counts as its /64). */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 export const FAILURES_PER_ACCOUNT = 5;
 export const FAILURES_PER_ADDRESS = 20;
@@ -164,21 +166,27 @@ export class AccountService {
   /**
    * Signs a user in: a new session's token (for the cookie) or null when the email or password is
    * wrong. 429 RATE_LIMITED, before the password is even checked, once the account or the address
-   * has failed too often within the window.
+   * has failed too often within the window. The attempt is recorded as a failure before it is
+   * counted, and taken back when it is refused or its password is right: attempts sent together
+   * each count the others, so no more than the limit of them get their password checked.
    */
   async signIn(emailInput: string, password: string, address: string): Promise<string | null> {
     const at = this.now();
     const email = emailInput.trim().toLowerCase().slice(0, 254);
-    const scopes = [`email:${email}`, `ip:${address}`];
-    await this.refuseWhenLimited(scopes, at);
+    const scopes = [`email:${email}`, `ip:${clientOf(address)}`];
+    const attempt = await recordFailures(this.db, scopes, at);
+    try {
+      await this.refuseWhenLimited(scopes, at);
+    } catch (err) {
+      await forgetFailures(this.db, attempt);
+      throw err;
+    }
     const user = await findUserByEmail(this.db, email);
     decoyHash ??= hashPassword(base62(20));
     const ok = await checkPassword(password.slice(0, PASSWORD_MAX), user?.password_hash ?? (await decoyHash));
-    if (!user || !ok) {
-      await recordFailures(this.db, scopes, at);
-      return null;
-    }
+    if (!user || !ok) return null;
     await clearFailures(this.db, scopes[0]!);
+    await forgetFailures(this.db, attempt);
     const token = base62(43);
     await insertSession(this.db, {
       token_hash: sha256Hex(token),
@@ -193,14 +201,19 @@ export class AccountService {
     return token;
   }
 
+  /** Refuses when a scope has more failures than its limit, this attempt's included. */
   private async refuseWhenLimited(scopes: string[], at: number): Promise<void> {
     const since = at - SIGN_IN_WINDOW_MS;
     const limits = [FAILURES_PER_ACCOUNT, FAILURES_PER_ADDRESS];
     for (const [i, scope] of scopes.entries()) {
       const times = await failuresSince(this.db, scope, since);
       const limit = limits[i]!;
-      if (times.length >= limit) {
-        const waitS = Math.max(1, Math.ceil((times[times.length - limit]! + SIGN_IN_WINDOW_MS - at) / 1000));
+      if (times.length > limit) {
+        // Allowed again once all but `limit - 1` of the others have left the window.
+        const waitS = Math.max(
+          1,
+          Math.ceil((times[times.length - 1 - limit]! + SIGN_IN_WINDOW_MS - at) / 1000),
+        );
         throw new AppError(
           'RATE_LIMITED',
           `Too many failed sign-ins; try again in ${Math.ceil(waitS / 60)} min`,
@@ -234,5 +247,10 @@ export class AccountService {
 
   async signOut(user: DashboardUser): Promise<void> {
     await deleteSession(this.db, user.tokenHash);
+  }
+
+  /** Ends the session of a token, if there is one (the browser's earlier session, at a new sign-in). */
+  async endSession(token: string): Promise<void> {
+    await deleteSession(this.db, sha256Hex(token));
   }
 }

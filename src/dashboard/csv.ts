@@ -20,9 +20,13 @@ export const CSV_HEADER = [
   'finalized_at_ist',
 ];
 
+/**
+ * A cell, quoted when it holds a separator: a semicolon too, which a spreadsheet set up for it (common
+ * in Europe) splits on, so that `x;=HYPERLINK(…)` cannot become a cell of its own that begins with =.
+ */
 export function csvCell(value: string): string {
   const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return /[",;\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** An instant as an ISO 8601 time in IST: 2026-11-25T14:03:12.345+05:30. */

@@ -60,11 +60,19 @@ export async function deleteIdleSessions(db: Db, before: number): Promise<void> 
   await db.deleteFrom('sessions').where('last_seen_at', '<', before).execute();
 }
 
-export async function recordFailures(db: Db, scopes: string[], at: number): Promise<void> {
-  await db
+/** Records a sign-in attempt as a failure in each scope (until its password is found right). Returns the rows' ids. */
+export async function recordFailures(db: Db, scopes: string[], at: number): Promise<number[]> {
+  const rows = await db
     .insertInto('sign_in_failures')
     .values(scopes.map((scope) => ({ scope, at })))
+    .returning('id')
     .execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** Takes back an attempt recorded by `recordFailures` (it was refused, or its password was right). */
+export async function forgetFailures(db: Db, ids: number[]): Promise<void> {
+  if (ids.length > 0) await db.deleteFrom('sign_in_failures').where('id', 'in', ids).execute();
 }
 
 /** Failed sign-ins of `scope` since `since`, oldest first (their times say when the limit lifts). */
@@ -87,6 +95,18 @@ export async function clearFailures(db: Db, scope: string, before: number | null
 
 export async function deleteOldFailures(db: Db, before: number): Promise<void> {
   await db.deleteFrom('sign_in_failures').where('at', '<', before).execute();
+}
+
+/** Takes a form's one-time id: true the first time, false for a form posted again. Ids older than `forgetBefore` are dropped. */
+export async function takeForm(db: Db, id: string, at: number, forgetBefore: number): Promise<boolean> {
+  await db.deleteFrom('forms_taken').where('at', '<', forgetBefore).execute();
+  const taken = await db
+    .insertInto('forms_taken')
+    .values({ id, at })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return taken !== undefined;
 }
 
 export type NewAuditAction = Omit<AuditActionTable, 'id'>;
@@ -218,8 +238,13 @@ export interface DayStats {
 export const IST_OFFSET_MS = 330 * 60_000;
 export const DAY_MS = 86_400_000;
 
-/** Final transactions created since `since`, by IST day and kind. */
-export async function dailyStats(db: Db, merchantId: string | null, since: number): Promise<DayStats[]> {
+/** Final transactions in one currency created since `since`, by IST day and kind. */
+export async function dailyStats(
+  db: Db,
+  merchantId: string | null,
+  currency: string,
+  since: number,
+): Promise<DayStats[]> {
   // Integer division on both databases; literals, not parameters, so that PostgreSQL sees the
   // grouped expression and the selected one as the same.
   const day = sql<number>`(created_at + ${sql.lit(IST_OFFSET_MS)}) / ${sql.lit(DAY_MS)}`;
@@ -232,7 +257,8 @@ export async function dailyStats(db: Db, merchantId: string | null, since: numbe
       sql<number>`sum(case when status = 'FAILED' then 1 else 0 end)`.as('failed'),
       sql<number>`sum(case when status = 'SUCCESS' then amount else 0 end)`.as('volume'),
     ])
-    .where('created_at', '>=', since);
+    .where('created_at', '>=', since)
+    .where('currency', '=', currency);
   if (merchantId !== null) q = q.where('merchant_id', '=', merchantId);
   const rows = await q.groupBy([day, 'kind']).execute();
   return rows.map((r) => ({

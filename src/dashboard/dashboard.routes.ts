@@ -17,7 +17,7 @@ import { CSV_HEADER, csvLine, csvRow } from './csv.ts';
 import { DAY_MS, type ListCursor, type TransactionFilter } from './dashboard.repository.ts';
 import { istDayStart, type DashboardService } from './dashboard.service.ts';
 import { DASHBOARD_CSS } from './dashboard.styles.ts';
-import { errorPage, page, signInPage, type Frame } from './views/layout.ts';
+import { errorPage, esc, page, signInPage, type Frame } from './views/layout.ts';
 import {
   activityTable,
   accessActions,
@@ -33,8 +33,19 @@ import {
 import { overviewBody } from './views/overview.ts';
 import { detailBody, listBody, QUERY_KEYS, type ListQuery } from './views/transactions.ts';
 
-export const SESSION_COOKIE = 'paygate_session';
-export const SIGN_IN_COOKIE = 'paygate_signin';
+/**
+ * The cookies' names. Under https they carry the `__Host-` prefix: the browser then takes them only
+ * from this host, over https, for the whole path, so a page on a sibling subdomain cannot plant a
+ * session of its own choosing.
+ */
+function cookieNames(secure: boolean) {
+  const prefix = secure ? '__Host-' : '';
+  return {
+    session: `${prefix}paygate_session`,
+    signIn: `${prefix}paygate_signin`,
+    flags: `Path=${secure ? '/' : '/dashboard'}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`,
+  };
+}
 
 const SECURITY_HEADERS = {
   'content-security-policy': [
@@ -55,6 +66,8 @@ const KINDS = new Set<string>(['payin', 'payout']);
 const FLOWS = new Set<string>(['onsite', 'offsite', 'p2p', 'payout']);
 const STATUSES = new Set<string>(['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED']);
 const CURSOR = /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/;
+/** A money form's one-time id (the credit form's hidden `form_id`). */
+const FORM_ID = /^[A-Za-z0-9]{22}$/;
 
 /** What a finished action says on the page it returns to (a fixed list: no text from the URL). */
 const DONE: Record<string, string> = {
@@ -143,7 +156,7 @@ export interface DashboardOptions {
 
 export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app, opts) => {
   const { accounts, dashboard } = opts;
-  const cookieFlags = `Path=/dashboard; HttpOnly; SameSite=Strict${opts.secure ? '; Secure' : ''}`;
+  const { session: SESSION_COOKIE, signIn: SIGN_IN_COOKIE, flags: cookieFlags } = cookieNames(opts.secure);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -243,6 +256,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       throw err;
     }
     if (!token) return html(reply, 401, signInPage(expected, 'The email or password is wrong.', email));
+    const earlier = cookies(req).get(SESSION_COOKIE);
+    if (earlier) await accounts.endSession(earlier);
     return reply
       .code(303)
       .header('set-cookie', [
@@ -267,13 +282,33 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
 
     app.get('/', { schema: { hide: true } }, async (req, reply) => {
       const u = user(req);
-      const merchantId = await dashboard.scope(u, stringQuery(req).merchant);
-      const { wallets, days } = await dashboard.overview(merchantId);
+      const q = stringQuery(req);
+      const merchantId = await dashboard.scope(u, q.merchant);
+      const currency =
+        q.currency && opts.currencies.includes(q.currency) ? q.currency : (opts.currencies[0] ?? 'INR');
+      const { wallets, days } = await dashboard.overview(merchantId, currency);
+      // The volume is of one currency; with more than one supported, the page offers the choice.
+      const currencyPicker =
+        opts.currencies.length > 1
+          ? `<label for="pick-currency">Currency<select id="pick-currency" name="currency">${opts.currencies.map((c) => `<option${c === currency ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select></label>`
+          : '';
       const picker =
         u.role === 'operator'
-          ? merchantPicker('/dashboard', await dashboard.merchants(), merchantId, 'All merchants')
-          : '';
-      return html(reply, 200, page(frame(req, 'overview', 'Overview'), overviewBody(wallets, days, picker)));
+          ? merchantPicker(
+              '/dashboard',
+              await dashboard.merchants(),
+              merchantId,
+              'All merchants',
+              currencyPicker,
+            )
+          : currencyPicker
+            ? `<form class="card inline" method="get" action="/dashboard">${currencyPicker}<button class="btn secondary" type="submit">Show</button></form>`
+            : '';
+      return html(
+        reply,
+        200,
+        page(frame(req, 'overview', 'Overview'), overviewBody(wallets, days, picker, currency)),
+      );
     });
 
     app.get('/transactions', { schema: { hide: true } }, async (req, reply) => {
@@ -384,7 +419,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       const u = user(req);
       if (u.merchantId === null) return redirect(reply, '/dashboard/merchants');
       const m = await dashboard.merchant(u.merchantId);
-      const activity = await dashboard.activity(u.merchantId);
+      const activity = await dashboard.merchantActivity(u.merchantId);
       return html(
         reply,
         200,
@@ -455,7 +490,10 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
             throw badQuery(
               'The amount must be a positive number of rupees with at most 2 decimals, such as 1000.00.',
             );
-          await dashboard.credit(user(req), req.params.id, field(body, 'currency') || 'INR', amount);
+          const formId = field(body, 'form_id');
+          if (!FORM_ID.test(formId))
+            throw badQuery('The credit form is incomplete. Reload the page and try again.');
+          await dashboard.credit(user(req), req.params.id, field(body, 'currency') || 'INR', amount, formId);
           return redirect(reply, `/dashboard/merchants/${req.params.id}`, 'credited');
         },
       );

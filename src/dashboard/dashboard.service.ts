@@ -23,6 +23,7 @@ import {
   DAY_MS,
   eventsOf,
   insertAuditAction,
+  takeForm,
   IST_OFFSET_MS,
   journalOf,
   ledgerPage,
@@ -40,6 +41,8 @@ export const PAGE_SIZE = 50;
 const EXPORT_BATCH = 1000;
 /** Days on the overview's chart. */
 export const OVERVIEW_DAYS = 30;
+/** How long a money form's one-time id is remembered: longer than anyone keeps a page open to post it again. */
+const FORM_MEMORY_MS = 7 * 86_400_000;
 
 export interface DayPoint {
   /** YYYY-MM-DD, an IST day. */
@@ -91,13 +94,14 @@ export class DashboardService {
     return this.services.merchants.get(id);
   }
 
-  async overview(merchantId: string | null) {
+  /** Balances in every currency; volume and success rate by day in one (amounts of two currencies do not add up). */
+  async overview(merchantId: string | null, currency = 'INR') {
     const at = this.now();
     const today = istDayStart(istDate(at))!;
     const first = today - (OVERVIEW_DAYS - 1) * DAY_MS;
     const [wallets, stats] = await Promise.all([
       walletsOf(this.db, merchantId),
-      dailyStats(this.db, merchantId, first),
+      dailyStats(this.db, merchantId, currency, first),
     ]);
     const days: DayPoint[] = [];
     const firstDay = Math.floor((first + IST_OFFSET_MS) / DAY_MS);
@@ -193,15 +197,23 @@ export class DashboardService {
       user,
       'callback_url',
       merchantId,
-      m.callback_url ? `set the callback URL to ${m.callback_url}` : 'cleared the callback URL',
+      m.callback_url ? `set the callback URL to ${urlForRecord(m.callback_url)}` : 'cleared the callback URL',
     );
     return m;
   }
 
-  async credit(user: DashboardUser, merchantId: string, currency: string, amount: number) {
+  /**
+   * Credits a wallet once per credit form (`formId`, its one-time hidden field): the same form posted
+   * again answers 409 INVALID_STATE and credits nothing. A form whose credit failed is used up
+   * too; the page it returns to carries a new one.
+   */
+  async credit(user: DashboardUser, merchantId: string, currency: string, amount: number, formId: string) {
     if (!this.config.supportedCurrencies.includes(currency))
       throw new AppError('VALIDATION_INVALID_CURRENCY', `${currency} is not a supported currency`);
     await this.services.merchants.get(merchantId);
+    const at = this.now();
+    if (!(await takeForm(this.db, formId, at, at - FORM_MEMORY_MS)))
+      throw new AppError('INVALID_STATE', 'This credit form was sent already; the wallet was credited once.');
     const b = await this.services.wallets.topUp(merchantId, currency, amount);
     await this.record(user, 'credit', merchantId, `credited ${formatAmount(amount)} ${currency}`);
     return b;
@@ -250,6 +262,16 @@ export class DashboardService {
     return listAuditActions(this.db, merchantId, 200);
   }
 
+  /** A merchant's activity as its own users see it: their colleagues by address, operators not by name. */
+  async merchantActivity(merchantId: string) {
+    const [rows, users] = await Promise.all([
+      this.activity(merchantId),
+      this.db.selectFrom('users').select('email').where('merchant_id', '=', merchantId).execute(),
+    ]);
+    const own = new Set(users.map((u) => u.email));
+    return rows.map((r) => (own.has(r.actor) ? r : { ...r, actor: 'Paygate operator' }));
+  }
+
   private async record(user: DashboardUser, action: string, merchantId: string, detail: string) {
     await insertAuditAction(this.db, {
       at: this.now(),
@@ -258,5 +280,15 @@ export class DashboardService {
       merchant_id: merchantId,
       detail,
     });
+  }
+}
+
+/** A URL as the audit log keeps it: scheme, host and path; credentials or a token in its user part or query stay out. */
+function urlForRecord(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.origin}${u.pathname}${u.search ? ' (query not recorded)' : ''}`;
+  } catch {
+    return '(not a URL)';
   }
 }

@@ -335,6 +335,25 @@ function dashboard(kind: DatabaseKind): Migration {
   };
 }
 
+/**
+ * The clean-up on each sign-in (idle sessions, failures out of the window) finds its rows by time;
+ * a form that moves money is taken once (`forms_taken`: its one-time id, and when).
+ */
+function dashboardHardening(): Migration {
+  return {
+    async up(db) {
+      await db.schema.createIndex('sessions_last_seen').on('sessions').column('last_seen_at').execute();
+      await db.schema.createIndex('sign_in_failures_at').on('sign_in_failures').column('at').execute();
+      await db.schema
+        .createTable('forms_taken')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('forms_taken_at').on('forms_taken').column('at').execute();
+    },
+  };
+}
+
 /** Migrations in order; names sort lexically, which is the order kysely applies them in. */
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -343,6 +362,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0001_initial': initial(kind),
         '0002_live_channels': liveChannels(kind),
         '0003_dashboard': dashboard(kind),
+        '0004_dashboard_hardening': dashboardHardening(),
       };
     },
   };

@@ -209,6 +209,13 @@ export interface SignInFailureTable {
   at: number;
 }
 
+/** A dashboard form that moves money, taken once: a second post of it (a double click, a resend by the browser) is refused. */
+export interface FormTakenTable {
+  /** The form's one-time id, a hidden field. */
+  id: string;
+  at: number;
+}
+
 /** What someone did in the dashboard or the CLI that changed money, access or callbacks. */
 export interface AuditActionTable {
   id: Generated<number>;
@@ -236,4 +243,5 @@ export interface Tables {
   sessions: SessionTable;
   sign_in_failures: SignInFailureTable;
   audit_actions: AuditActionTable;
+  forms_taken: FormTakenTable;
 }

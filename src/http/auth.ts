@@ -24,7 +24,7 @@ const MAX_ADDRESSES = 100_000;
  * The client an address stands for: an IPv4 address, or an IPv6 address's /64 (a host usually holds a
  * whole /64 and could otherwise change address for every guess). IPv4-mapped addresses are IPv4.
  */
-function clientOf(ip: string): string {
+export function clientOf(ip: string): string {
   if (!net.isIPv6(ip)) return ip;
   try {
     const v6 = ipaddr.IPv6.parse(ip);

@@ -3,6 +3,7 @@
  * merchants, one merchant, channel exceptions, the ledger check and the activity log.
  */
 import type { MerchantTable } from '../../db/schema.ts';
+import { base62 } from '../../ids.ts';
 import type { ExceptionRow } from '../../live/exceptions.repository.ts';
 import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { LedgerReport } from '../../wallet/wallet.service.ts';
@@ -114,7 +115,7 @@ export function merchantBody(
   return `${merchantFacts(m)}
 <p class="actions"><a class="btn secondary" href="/dashboard/transactions?merchant=${esc(m.id)}">Transactions</a><a class="btn secondary" href="/dashboard/ledger?merchant=${esc(m.id)}">Ledger</a><a class="btn secondary" href="/dashboard?merchant=${esc(m.id)}">Overview</a></p>
 <section aria-labelledby="bal-h"><h2 id="bal-h">Wallet</h2>${scrollTable('Balances', ['Currency', '#Available', '#Held'], balances, 'No wallet yet: nothing credited.')}
-<form class="card inline" method="post" action="${base}/credit">${csrfField(user)}<label for="credit-amount">Credit amount (rupees)<input id="credit-amount" name="amount" required inputmode="decimal" placeholder="1000.00"></label><label for="credit-currency">Currency<select id="credit-currency" name="currency">${options(
+<form class="card inline" method="post" action="${base}/credit">${csrfField(user)}<input type="hidden" name="form_id" value="${base62(22)}"><label for="credit-amount">Credit amount (rupees)<input id="credit-amount" name="amount" required inputmode="decimal" placeholder="1000.00"></label><label for="credit-currency">Currency<select id="credit-currency" name="currency">${options(
     currencies.map((c) => [c, c]),
     'INR',
   )}</select></label><button class="btn" type="submit">Credit wallet</button></form></section>

@@ -22,7 +22,7 @@ function shortRupees(paise: number): string {
 }
 
 /** Bars of pay-in and payout volume per day, and the success rate as a line on its own axis. */
-export function chart(days: DayPoint[]): string {
+export function chart(days: DayPoint[], currency = 'INR'): string {
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
   const max = Math.max(1, ...days.map((d) => Math.max(d.payinVolume, d.payoutVolume)));
@@ -57,7 +57,7 @@ export function chart(days: DayPoint[]): string {
   const ticks = [0, 0.5, 1]
     .map((f) => {
       const ty = PAD.top + plotH - f * plotH;
-      return `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${ty}" y2="${ty}" stroke="#d5dbe8"/><text x="${PAD.left - 6}" y="${ty + 4}" text-anchor="end">₹${shortRupees(max * f)}</text><text x="${W - PAD.right + 6}" y="${ty + 4}">${Math.round(f * 100)}%</text>`;
+      return `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${ty}" y2="${ty}" stroke="#d5dbe8"/><text x="${PAD.left - 6}" y="${ty + 4}" text-anchor="end">${currency === 'INR' ? '₹' : ''}${shortRupees(max * f)}</text><text x="${W - PAD.right + 6}" y="${ty + 4}">${Math.round(f * 100)}%</text>`;
     })
     .join('');
   const labels = days
@@ -81,6 +81,7 @@ export function overviewBody(
   wallets: { currency: string; available: number; held: number }[],
   days: DayPoint[],
   scopeForm: string,
+  currency = 'INR',
 ): string {
   const balances = wallets.length
     ? wallets
@@ -101,17 +102,19 @@ export function overviewBody(
     }),
     { pin: 0, pout: 0, ok: 0, ko: 0 },
   );
+  // Rupee amounts show their ₹; another currency is named.
+  const unit = currency === 'INR' ? '' : ` (${esc(currency)})`;
   const rate = total.ok + total.ko === 0 ? '–' : `${((100 * total.ok) / (total.ok + total.ko)).toFixed(1)}%`;
   const rows = [...days].reverse().map((d) => {
     const r = successRate(d);
     return `<tr><td>${d.date}</td><td class="num">${formatAmount(d.payinVolume)}</td><td class="num">${formatAmount(d.payoutVolume)}</td><td class="num">${d.succeeded}</td><td class="num">${d.failed}</td><td class="num">${r === null ? '–' : `${(r * 100).toFixed(1)}%`}</td></tr>`;
   });
   return `${scopeForm}<div class="stats">${balances}
-<div class="stat"><p>Pay-ins, ${days.length} days</p><strong>${money(total.pin)}</strong></div>
-<div class="stat"><p>Payouts, ${days.length} days</p><strong>${money(total.pout)}</strong></div>
+<div class="stat"><p>Pay-ins${unit}, ${days.length} days</p><strong>${money(total.pin, currency)}</strong></div>
+<div class="stat"><p>Payouts${unit}, ${days.length} days</p><strong>${money(total.pout, currency)}</strong></div>
 <div class="stat"><p>Success rate, ${days.length} days</p><strong>${rate}</strong></div>
 </div>
-<section class="card" aria-labelledby="by-day"><h2 id="by-day">By day (IST)</h2>${chart(days)}
+<section class="card" aria-labelledby="by-day"><h2 id="by-day">By day (IST)${currency === 'INR' ? '' : `, ${esc(currency)}`}</h2>${chart(days, currency)}
 <details><summary>The figures by day</summary>
-${scrollTable('Volume and success rate by day', ['Day (IST)', '#Pay-ins (₹)', '#Payouts (₹)', '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}</details></section>`;
+${scrollTable('Volume and success rate by day', ['Day (IST)', `#Pay-ins (${currency === 'INR' ? '₹' : esc(currency)})`, `#Payouts (${currency === 'INR' ? '₹' : esc(currency)})`, '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}</details></section>`;
 }
