@@ -67,7 +67,7 @@ export function buildServices(config: Config, database: Database, now: () => num
     maxPayin: config.liveMaxPayinPaise,
     maxPayout: config.liveMaxPayoutPaise,
   });
-  const settlement = new SettlementService(db, {
+  const settlement = new SettlementService(database, {
     payinFeeBps: config.payinFeeBps,
     callbackMaxAttempts: 1 + config.callbackMaxRetries,
     now,

@@ -44,7 +44,11 @@ export async function insertChannelEvents(
   dueAt: number | null,
 ): Promise<Set<string>> {
   const applied = state === 'applied';
-  const rows = events.map((e) => ({
+  // In the order of the unique key, so that two processes storing the same events cannot deadlock on it.
+  const ordered = [...events].sort((a, b) =>
+    eventKey(a) < eventKey(b) ? -1 : eventKey(a) > eventKey(b) ? 1 : 0,
+  );
+  const rows = ordered.map((e) => ({
     ...e,
     state,
     next_action_at: applied ? null : dueAt,

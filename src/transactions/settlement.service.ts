@@ -6,6 +6,7 @@
  * listeners (the callback dispatcher), so delivery starts at once.
  */
 import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
 import { callbackBody } from '../callbacks/signature.ts';
@@ -39,10 +40,13 @@ export class SettlementService implements SettlementSink {
   private readonly listeners: FinalListener[] = [];
   private readonly now: () => number;
 
+  private readonly db: Kysely<Tables>;
+
   constructor(
-    private readonly db: Kysely<Tables>,
+    private readonly database: Pick<Database, 'db' | 'lockRows'>,
     private readonly options: SettlementOptions,
   ) {
+    this.db = database.db;
     this.now = options.now ?? Date.now;
   }
 
@@ -130,6 +134,7 @@ export class SettlementService implements SettlementSink {
     // Money last: the wallet rows' locks are then held only until the commit.
     await moveFinals(
       tx,
+      this.database,
       changed.map((txn) => ({
         kind: txn.kind,
         merchantId: txn.merchant_id,

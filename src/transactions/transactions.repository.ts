@@ -304,12 +304,15 @@ const ACCEPTED_COLUMNS = {
  */
 export async function markProcessing(db: Kysely<Tables>, accepted: Accepted[], at: number): Promise<void> {
   if (accepted.length === 0) return;
-  const rows = accepted.map((a) => ({
-    accepted_payment_id: a.paymentId,
-    accepted_channel_txn_id: a.channelTxnId,
-    accepted_next_action_at: a.nextActionAt,
-    accepted_from: 'PENDING',
-  }));
+  // In payment_id order, as `markFinal` takes its batches, so that the two lock payouts alike.
+  const rows = [...accepted]
+    .sort((a, b) => compare(a.paymentId, b.paymentId))
+    .map((a) => ({
+      accepted_payment_id: a.paymentId,
+      accepted_channel_txn_id: a.channelTxnId,
+      accepted_next_action_at: a.nextActionAt,
+      accepted_from: 'PENDING',
+    }));
   await sql`
     update transactions
     set status = 'PROCESSING', channel_txn_id = a.accepted_channel_txn_id,

@@ -11,6 +11,7 @@
  * per batch and wallet, and the wallet row is updated once for the batch.
  */
 import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import { prefixedId } from '../ids.ts';
 import { AppError } from '../errors.ts';
@@ -21,6 +22,7 @@ import {
   findWallet,
   insertJournal,
   insertJournals,
+  lockAvailable,
   moveToHeldMany,
   type Journal,
   walletKey,
@@ -153,11 +155,17 @@ export interface FinalMove {
 /**
  * The money of final statuses settled together: a successful pay-in's amount less the fee becomes
  * available; a payout's held amount is paid out (SUCCESS) or returns to available (FAILED). One
- * journal per transaction (all in one statement), then each wallet's total in one update, wallets
- * in a fixed order (merchant, currency) so that two processes never lock two wallets in opposite
- * orders. A failed pay-in moves nothing.
+ * journal per transaction (all in one statement), then each wallet's total in one update. Several
+ * wallets are first locked together in the database's order (`lockAvailable`, as the payout batches
+ * do), so that two processes never lock two wallets in opposite orders. A failed pay-in moves nothing.
  */
-export async function moveFinals(db: Db, moves: FinalMove[], feeBps: number, at: number): Promise<void> {
+export async function moveFinals(
+  db: Db,
+  locks: Pick<Database, 'lockRows'>,
+  moves: FinalMove[],
+  feeBps: number,
+  at: number,
+): Promise<void> {
   const journals: Journal[] = [];
   const totals = new Map<string, WalletKey & { credit: number; release: number; returned: number }>();
   for (const m of moves) {
@@ -201,9 +209,8 @@ export async function moveFinals(db: Db, moves: FinalMove[], feeBps: number, at:
   if (journals.length === 1) await insertJournal(db, journals[0]!, at);
   else await insertJournals(db, journals, at);
   // The wallet rows last: their locks are then held only until the commit.
-  const keys = [...totals.keys()].sort();
-  for (const key of keys) {
-    const t = totals.get(key)!;
+  if (totals.size > 1) await lockAvailable(db, locks, [...totals.values()]);
+  for (const t of totals.values()) {
     if (t.release > 0) await releaseHeld(db, t.merchantId, t.currency, t.release, t.returned, at);
     if (t.credit > 0 && !(await addAvailable(db, t.merchantId, t.currency, t.credit, at, BALANCE_LIMIT)))
       throw balanceLimit();
