@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { sqlitePath } from '../src/db/database.ts';
+import { TRANSACTION_COLUMNS } from '../src/transactions/transactions.repository.ts';
 
 export interface BenchDatabase {
   kind: 'sqlite' | 'postgres';
@@ -234,11 +235,7 @@ const DASHBOARD_COLUMNS = [
   'finalized_at',
 ] as const;
 /** PostgreSQL array types of DASHBOARD_COLUMNS, for `unnest`. */
-const DASHBOARD_PG_TYPES = DASHBOARD_COLUMNS.map((c) =>
-  ['amount', 'expires_at', 'next_action_at', 'created_at', 'updated_at', 'finalized_at'].includes(c)
-    ? 'bigint[]'
-    : 'text[]',
-);
+const DASHBOARD_PG_TYPES = DASHBOARD_COLUMNS.map((c) => `${TRANSACTION_COLUMNS[c]}[]`);
 
 /** mulberry32: a small seeded generator, so that both databases get the same rows. */
 function seeded(seed: number): () => number {

@@ -74,6 +74,18 @@ async function readTable(page: Page, name: string): Promise<Record<string, strin
 }
 
 /** The text of the `dd` that follows the `dt` named `term` in the page's first facts list. */
+/** Picks kind Pay-in and status SUCCESS in the list's filter form and applies them, as a user would. */
+async function filterSuccessfulPayins(page: Page): Promise<void> {
+  await page.getByLabel('Kind').selectOption('payin');
+  await page.getByLabel('Status').selectOption('SUCCESS');
+  await Promise.all([
+    page.waitForURL(
+      (u) => u.searchParams.get('kind') === 'payin' && u.searchParams.get('status') === 'SUCCESS',
+    ),
+    page.getByRole('button', { name: 'Apply' }).click(),
+  ]);
+}
+
 async function fact(page: Page, term: string): Promise<string> {
   return page
     .locator('dl.facts')
@@ -553,14 +565,7 @@ for (const kind of DATABASES) {
         for (const screen of SCREENS) {
           const context = await session(role, screen);
           const { page, problems } = await open(context, '/dashboard/transactions');
-          await page.getByLabel('Kind').selectOption('payin');
-          await page.getByLabel('Status').selectOption('SUCCESS');
-          await Promise.all([
-            page.waitForURL(
-              (u) => u.searchParams.get('kind') === 'payin' && u.searchParams.get('status') === 'SUCCESS',
-            ),
-            page.getByRole('button', { name: 'Apply' }).click(),
-          ]);
+          await filterSuccessfulPayins(page);
           const scope = role === 'merchant' ? { merchant: A } : {};
           const expected = await inDb({ ...scope, kind: 'payin', status: 'SUCCESS' });
           const mine = sorted([tx.paid, tx.formula, tx.minus, tx.resend]);
@@ -748,12 +753,7 @@ for (const kind of DATABASES) {
         for (const screen of SCREENS) {
           const context = await session(role, screen);
           const { page, problems } = await open(context, '/dashboard/transactions');
-          await page.getByLabel('Kind').selectOption('payin');
-          await page.getByLabel('Status').selectOption('SUCCESS');
-          await Promise.all([
-            page.waitForURL((u) => u.searchParams.get('status') === 'SUCCESS'),
-            page.getByRole('button', { name: 'Apply' }).click(),
-          ]);
+          await filterSuccessfulPayins(page);
           const onPage = sorted(await listed(page));
           const [download] = await Promise.all([
             page.waitForEvent('download'),

@@ -58,6 +58,29 @@ function csrfOf(html: string): string {
   return m[1]!;
 }
 
+/**
+ * Opens the sign-in form and sends it: the form's token in its field and in the sign-in cookie
+ * (`__Host-` prefixed under https), with any other cookie the browser holds.
+ */
+async function postSignIn(
+  gw: Gateway,
+  email: string,
+  password: string,
+  o: { address?: string; prefix?: string; cookie?: string } = {},
+) {
+  const remote = o.address === undefined ? {} : { remoteAddress: o.address };
+  const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in', ...remote });
+  const token = csrfOf(page.body);
+  const cookies = [`${o.prefix ?? ''}paygate_signin=${token}`, ...(o.cookie ? [o.cookie] : [])];
+  return gw.app.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    ...remote,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; ') },
+    payload: new URLSearchParams({ email, password, csrf: token }).toString(),
+  });
+}
+
 for (const kind of DATABASES) {
   describe(`dashboard over HTTP (${kind})`, { skip: await skipFor(kind) }, () => {
     let gw: Gateway;
@@ -82,17 +105,8 @@ for (const kind of DATABASES) {
     });
     after(() => gw.close());
 
-    async function signIn(email: string, password = PASSWORD, address = '10.0.0.1') {
-      const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in', remoteAddress: address });
-      const token = csrfOf(page.body);
-      const res = await gw.app.inject({
-        method: 'POST',
-        url: '/dashboard/sign-in',
-        remoteAddress: address,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
-        payload: new URLSearchParams({ email, password, csrf: token }).toString(),
-      });
-      return res;
+    function signIn(email: string, password = PASSWORD, address = '10.0.0.1') {
+      return postSignIn(gw, email, password, { address });
     }
 
     async function session(email: string): Promise<Browser> {
@@ -265,27 +279,8 @@ for (const kind of DATABASES) {
         merchantId: gw.merchant.merchant_id,
         password: PASSWORD,
       });
-      const pages = await Promise.all(
-        Array.from({ length: 12 }, () => gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' })),
-      );
       const answers = await Promise.all(
-        pages.map((page, i) => {
-          const token = csrfOf(page.body);
-          return gw.app.inject({
-            method: 'POST',
-            url: '/dashboard/sign-in',
-            remoteAddress: `10.2.0.${i}`,
-            headers: {
-              'content-type': 'application/x-www-form-urlencoded',
-              cookie: `paygate_signin=${token}`,
-            },
-            payload: new URLSearchParams({
-              email: 'burst@example.com',
-              password: 'wrong password!',
-              csrf: token,
-            }).toString(),
-          });
-        }),
+        Array.from({ length: 12 }, (_, i) => signIn('burst@example.com', 'wrong password!', `10.2.0.${i}`)),
       );
       // Each attempt counts those recorded before it, its own included: how many pass depends on how
       // the requests interleave, but never more than the limit.
@@ -324,21 +319,7 @@ for (const kind of DATABASES) {
 
     it('signing in again ends the session the browser had', async () => {
       const first = await session('shop@example.com');
-      const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
-      const token = csrfOf(page.body);
-      const again = await gw.app.inject({
-        method: 'POST',
-        url: '/dashboard/sign-in',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          cookie: `paygate_signin=${token}; ${first.cookie}`,
-        },
-        payload: new URLSearchParams({
-          email: 'shop@example.com',
-          password: PASSWORD,
-          csrf: token,
-        }).toString(),
-      });
+      const again = await postSignIn(gw, 'shop@example.com', PASSWORD, { cookie: first.cookie });
       assert.equal(again.statusCode, 303);
       assert.equal((await get(first, '/dashboard')).statusCode, 303, 'the earlier session is gone');
     });
@@ -776,20 +757,7 @@ describe('dashboard cookies under an https PUBLIC_URL', () => {
         setCookies(page.headers)[0]!,
         /^__Host-paygate_signin=\w+; Path=\/; HttpOnly; SameSite=Strict; Secure/,
       );
-      const token = csrfOf(page.body);
-      const res = await gw.app.inject({
-        method: 'POST',
-        url: '/dashboard/sign-in',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          cookie: `__Host-paygate_signin=${token}`,
-        },
-        payload: new URLSearchParams({
-          email: 'secure@example.com',
-          password: PASSWORD,
-          csrf: token,
-        }).toString(),
-      });
+      const res = await postSignIn(gw, 'secure@example.com', PASSWORD, { prefix: '__Host-' });
       assert.equal(res.statusCode, 303);
       const session = setCookies(res.headers).find((c) => c.startsWith('__Host-paygate_session='))!;
       assert.match(session, /; Path=\/; HttpOnly; SameSite=Strict; Secure/);
@@ -830,18 +798,7 @@ describe('dashboard overview with two currencies', () => {
         });
         assert.equal(done.status, 200, done.text);
       }
-      const page = await gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
-      const token = csrfOf(page.body);
-      const res = await gw.app.inject({
-        method: 'POST',
-        url: '/dashboard/sign-in',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
-        payload: new URLSearchParams({
-          email: 'two@example.com',
-          password: PASSWORD,
-          csrf: token,
-        }).toString(),
-      });
+      const res = await postSignIn(gw, 'two@example.com', PASSWORD);
       const cookie = setCookies(res.headers)
         .find((c) => c.startsWith('paygate_session='))!
         .split(';')[0]!;

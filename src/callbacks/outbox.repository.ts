@@ -33,9 +33,8 @@ function deliveryRow(d: NewDelivery, at: number): Insertable<CallbackDeliveryTab
 
 /** Queues one delivery (a resend). Returns its id. */
 export async function enqueueDelivery(db: Kysely<Tables>, d: NewDelivery, at: number): Promise<string> {
-  const row = deliveryRow(d, at);
-  await db.insertInto('callback_deliveries').values(row).execute();
-  return row.id;
+  const [id] = await enqueueDeliveries(db, [d], at);
+  return id!;
 }
 
 const DELIVERY_COLUMNS = {

@@ -4,21 +4,10 @@
  * order number such as `=HYPERLINK(…)` stays text (CONTRACT §11).
  */
 import { formatAmount } from '../money.ts';
-import { IST_OFFSET_MS, type ListRow } from './dashboard.repository.ts';
+import { IST_OFFSET_MS, LIST_COLUMNS, type ListRow } from './dashboard.repository.ts';
 
-export const CSV_HEADER = [
-  'payment_id',
-  'merchant_id',
-  'kind',
-  'flow',
-  'merchant_order_no',
-  'amount',
-  'currency',
-  'status',
-  'utr',
-  'created_at_ist',
-  'finalized_at_ist',
-];
+/** The list's columns, times named for their zone. */
+export const CSV_HEADER = LIST_COLUMNS.map((c) => (c.endsWith('_at') ? `${c}_ist` : c));
 
 /**
  * A cell, quoted when it holds a separator: a semicolon too, which a spreadsheet set up for it (common

@@ -6,6 +6,7 @@
  * listeners (the callback dispatcher), so delivery starts at once.
  */
 import type { Kysely } from 'kysely';
+import { BatchQueue } from '../db/batch-queue.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
@@ -38,6 +39,7 @@ export interface SettleRequest {
 
 export class SettlementService implements SettlementSink {
   private readonly listeners: FinalListener[] = [];
+  private readonly batch = new BatchQueue<SettleRequest, boolean>((requests) => this.settleBatch(requests));
   private readonly now: () => number;
 
   private readonly db: Kysely<Tables>;
@@ -55,11 +57,24 @@ export class SettlementService implements SettlementSink {
     this.listeners.push(listener);
   }
 
+  /**
+   * Settles one transaction in a transaction of its own, shared with the other settlements asked for
+   * while the previous one was written (`BatchQueue`: one commit and a few statements for all).
+   */
   async settle(paymentId: string, outcome: FinalOutcome, source: string): Promise<{ changed: boolean }> {
-    const result = await this.db.transaction().execute((tx) => this.settleIn(tx, paymentId, outcome, source));
-    if (!result) return { changed: false };
-    this.announce([result]);
-    return { changed: true };
+    return { changed: await this.batch.submit({ paymentId, outcome, source }) };
+  }
+
+  private async settleBatch(requests: SettleRequest[]): Promise<boolean[]> {
+    // A transaction asked for twice in one batch is settled by the first request: the second would
+    // find it final either way.
+    const seen = new Set<string>();
+    const first = requests.filter((r) => !seen.has(r.paymentId) && seen.add(r.paymentId));
+    const settled = await this.db.transaction().execute((tx) => this.settleManyIn(tx, first));
+    const done = settled.filter((s): s is Settled => s !== null);
+    this.announce(done);
+    const changed = new Set(done.map((s) => s.txn.payment_id));
+    return requests.map((r) => changed.delete(r.paymentId));
   }
 
   /** Tells the listeners of final statuses committed by the caller's transaction. */

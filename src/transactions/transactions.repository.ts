@@ -29,13 +29,14 @@ export async function insertTransactions(db: Kysely<Tables>, rows: TransactionRo
   );
   // `where true` tells SQLite's parser that `on conflict` is the upsert clause, not a join's.
   const inserted = await sql<{ payment_id: string }>`
-    ${insertRecords(db, 'transactions', ordered, COLUMNS)} where true
+    ${insertRecords(db, 'transactions', ordered, TRANSACTION_COLUMNS)} where true
     on conflict (merchant_id, kind, merchant_order_no) do nothing
     returning payment_id`.execute(db);
   return new Set(inserted.rows.map((r) => r.payment_id));
 }
 
-const COLUMNS = {
+/** Every column of `transactions`, with its PostgreSQL type. */
+export const TRANSACTION_COLUMNS = {
   payment_id: 'text',
   merchant_id: 'text',
   kind: 'text',
@@ -190,7 +191,7 @@ const FINAL_COLUMNS = {
 } as const;
 
 /** The transaction's columns, named for a RETURNING clause (SQLite allows no `t.*` there). */
-const RETURNED = sql.raw(Object.keys(COLUMNS).join(', '));
+const RETURNED = sql.raw(Object.keys(TRANSACTION_COLUMNS).join(', '));
 
 /**
  * The one conditional update behind every final status: it only changes a transaction that is
