@@ -1,0 +1,80 @@
+/** `callbacks …`: the deliveries of signed callbacks, and sending one again. */
+import { buildServices } from '../services.ts';
+import { DELIVERY_STATUSES } from '../callbacks/callbacks.service.ts';
+import type { DeliveryStatus } from '../db/schema.ts';
+import { audit, table, UsageError, withDatabase, type CommandSpec } from './command.ts';
+
+export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
+  'callbacks list': {
+    summary: 'the latest 100 callback deliveries, with their attempts',
+    options: { status: { type: 'string', value: 'STATUS', help: 'pending, delivered or failed' } },
+    async run({ config, flags, out }) {
+      const status = flags.status as string | undefined;
+      if (status !== undefined && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
+        throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+      }
+      const deliveries = await withDatabase(config, async (d) => {
+        const callbacks = buildServices(config, d).callbacks;
+        const list = await callbacks.list({ status: status as DeliveryStatus | undefined });
+        return Promise.all(
+          list.map(async (c) => ({ ...c, attempt_log: await callbacks.attempts(c.delivery_id) })),
+        );
+      });
+      out(
+        { deliveries },
+        deliveries.length
+          ? table(
+              ['DELIVERY_ID', 'PAYMENT_ID', 'STATUS', 'ATTEMPTS', 'URL'],
+              deliveries.map((c) => [
+                c.delivery_id,
+                c.payment_id,
+                c.status,
+                `${c.attempts}/${c.max_attempts}`,
+                c.url,
+              ]),
+            ) +
+              // Each delivery's attempt log: time, HTTP status or error kind, latency.
+              deliveries
+                .filter((c) => c.attempt_log.length > 0)
+                .map(
+                  (c) =>
+                    `\n\n${c.delivery_id}\n` +
+                    table(
+                      ['  #', 'STARTED_AT', 'RESULT', 'LATENCY'],
+                      c.attempt_log.map((a) => [
+                        `  ${a.attempt}`,
+                        a.started_at,
+                        String(a.http_status ?? a.error ?? ''),
+                        `${a.latency_ms} ms`,
+                      ]),
+                    ),
+                )
+                .join('')
+          : 'no callback deliveries',
+      );
+      return 0;
+    },
+  },
+  'callbacks resend': {
+    args: 'PAYMENT_ID',
+    summary: "send a final transaction's callback again",
+    options: {},
+    positionals: 1,
+    async run({ config, positionals, out }) {
+      const paymentId = positionals[0];
+      if (!paymentId) throw new UsageError('callbacks resend needs a PAYMENT_ID');
+      const r = await withDatabase(config, async (d) => {
+        const queued = await buildServices(config, d).callbacks.resend(paymentId);
+        const txn = await d.db
+          .selectFrom('transactions')
+          .select('merchant_id')
+          .where('payment_id', '=', paymentId)
+          .executeTakeFirst();
+        await audit(d, 'resend', txn?.merchant_id ?? null, `resent the callback of ${paymentId}`);
+        return queued;
+      });
+      out({ ...r }, `queued ${r.delivery_id} for ${r.payment_id}`);
+      return 0;
+    },
+  },
+};

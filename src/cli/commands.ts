@@ -1,0 +1,20 @@
+/**
+ * The table of `paygate` commands, in the order `paygate --help` lists them. A command group lives in
+ * its own `*.commands.ts` file; a new group is one import and one spread here.
+ */
+import type { CommandSpec } from './command.ts';
+import { SERVICE_COMMANDS } from './service.commands.ts';
+import { MERCHANT_COMMANDS } from './merchant.commands.ts';
+import { WALLET_COMMANDS } from './wallet.commands.ts';
+import { CALLBACK_COMMANDS } from './callbacks.commands.ts';
+import { CHANNEL_COMMANDS } from './channels.commands.ts';
+import { USER_COMMANDS } from './user.commands.ts';
+
+export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
+  ...SERVICE_COMMANDS,
+  ...MERCHANT_COMMANDS,
+  ...WALLET_COMMANDS,
+  ...CALLBACK_COMMANDS,
+  ...CHANNEL_COMMANDS,
+  ...USER_COMMANDS,
+};

@@ -1,0 +1,137 @@
+/**
+ * Reads a `paygate` command line: finds the command in the table, answers help, refuses what the
+ * command does not take in one line, reads the settings and runs the command.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { UsageError, type CommandSpec, type Flags, type OptionSpec, type Out } from './command.ts';
+import { COMMANDS } from './commands.ts';
+
+const GLOBAL_OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function optionUsage(name: string, o: OptionSpec): string {
+  return o.type === 'string' ? `--${name} ${o.value ?? 'VALUE'}` : `--${name}`;
+}
+
+function commandLine(name: string, spec: CommandSpec): string {
+  const opts = Object.entries(spec.options).map(([n, o]) =>
+    o.required ? optionUsage(n, o) : `[${optionUsage(n, o)}]`,
+  );
+  return ['paygate', name, spec.args, ...opts].filter(Boolean).join(' ');
+}
+
+const USAGE = `Usage: paygate <command> [options] [--json]
+
+${Object.entries(COMMANDS)
+  .map(([name, spec]) => `  ${`${name}${spec.args ? ` ${spec.args}` : ''}`.padEnd(26)}${spec.summary}`)
+  .join('\n')}
+
+Every command takes --json (one JSON object on stdout) and --help. Settings come from the
+environment (DATABASE_URL, PORT, …); see README.md.`;
+
+function commandHelp(name: string): string {
+  const spec = COMMANDS[name]!;
+  const options = Object.entries(spec.options).map(([n, o]) => `  ${optionUsage(n, o).padEnd(24)}${o.help}`);
+  options.push(`  ${'--json'.padEnd(24)}print one JSON object on stdout`);
+  return `Usage: ${commandLine(name, spec)} [--json]\n\n${spec.summary}\n\nOptions:\n${options.join('\n')}`;
+}
+
+/** Help for the command `words` name, or the list of all commands when they name none. */
+function helpFor(words: string[]): string {
+  if (words.length === 0) return USAGE;
+  try {
+    return commandHelp(findCommand(words).name);
+  } catch {
+    return USAGE;
+  }
+}
+
+/** The command named by the leading words of `words`, or a usage error that says what exists. */
+function findCommand(words: string[]): { name: string; rest: string[] } {
+  const [first, second] = words;
+  if (
+    first &&
+    Object.hasOwn(COMMANDS, first) &&
+    !Object.keys(COMMANDS).some((n) => n.startsWith(`${first} `))
+  )
+    return { name: first, rest: words.slice(1) };
+  const subs = Object.keys(COMMANDS)
+    .filter((n) => n.startsWith(`${first} `))
+    .map((n) => n.slice(first!.length + 1));
+  if (subs.length === 0) throw new UsageError(`unknown command "${first}"; see paygate --help`);
+  if (second === undefined) throw new UsageError(`${first} needs a subcommand: ${subs.join(', ')}`);
+  if (!subs.includes(second))
+    throw new UsageError(`unknown command "${first} ${second}"; ${first} has: ${subs.join(', ')}`);
+  return { name: `${first} ${second}`, rest: words.slice(2) };
+}
+
+/** parseArgs's own errors, as one line that names the command. */
+function usageFromParse(err: Error & { code?: string }, command: string): UsageError {
+  const option = /'(-[^' ]+)/.exec(err.message)?.[1];
+  const see = `see paygate ${command} --help`;
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`${command}: unknown option ${option ?? ''}; ${see}`);
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /ambiguous/.test(err.message)
+        ? new UsageError(
+            `${command}: ${option} needs a value; to give one starting with "-", write ${option}=VALUE`,
+          )
+        : new UsageError(
+            `${command}: ${option ?? 'an option'} ${/argument missing/.test(err.message) ? 'needs a value' : 'takes no value'}; ${see}`,
+          );
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return new UsageError(
+        `${command}: unexpected argument ${/'([^']*)'/.exec(err.message)?.[1] ?? ''}; ${see}`,
+      );
+    default:
+      return new UsageError(`${command}: ${err.message}`);
+  }
+}
+
+/** Runs the command `argv` names; resolves to its exit status, or -1 for one that keeps running. */
+export async function run(argv: string[], out: Out): Promise<number> {
+  // A first, lenient pass finds the command; the second knows its options and refuses others.
+  const words = parseArgs({ args: argv, allowPositionals: true, strict: false }).positionals;
+  const wantsHelp = argv.includes('--help') || argv.includes('-h');
+  // Help always answers (exit 0): a command's own, or the list of all for a partial or unknown one.
+  const helpWords = words[0] === 'help' ? words.slice(1) : wantsHelp ? words : null;
+  if (helpWords) {
+    const text = helpFor(helpWords);
+    out({ usage: text }, text);
+    return 0;
+  }
+  if (words.length === 0) throw new UsageError(`a command is needed; see paygate --help`);
+  const { name: command } = findCommand(words);
+  const spec = COMMANDS[command]!;
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        ...Object.fromEntries(Object.entries(spec.options).map(([n, o]) => [n, { type: o.type }])),
+      },
+    });
+  } catch (err) {
+    throw usageFromParse(err as Error, command);
+  }
+  const flags = parsed.values as Flags;
+  const positionals = parsed.positionals.slice(command.split(' ').length);
+  if (positionals.length > (spec.positionals ?? 0))
+    throw new UsageError(
+      `${command}: unexpected argument ${positionals[spec.positionals ?? 0]}; see paygate ${command} --help`,
+    );
+  const config = loadConfig();
+  const currency = () => {
+    const c = (flags.currency as string | undefined) ?? 'INR';
+    if (!config.supportedCurrencies.includes(c))
+      throw new UsageError(`currency ${c} is not in SUPPORTED_CURRENCIES`);
+    return c;
+  };
+  return spec.run({ command, flags, positionals, config, out, currency });
+}

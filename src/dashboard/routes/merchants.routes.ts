@@ -1,0 +1,85 @@
+/** The operators' merchant pages: the list, creating one, one merchant, crediting it and its status. */
+import type { FastifyInstance } from 'fastify';
+import type { MerchantStatus } from '../../db/schema.ts';
+import { parseAmountText } from '../../money.ts';
+import { page } from '../views/layout.ts';
+import { merchantBody, merchantsBody, secretShown } from '../views/manage.ts';
+import { accessRoutes } from './access.routes.ts';
+import { badQuery, field, form, html, redirect, type DashboardContext } from './http.ts';
+
+/** A money form's one-time id (the credit form's hidden `form_id`). */
+const FORM_ID = /^[A-Za-z0-9]{22}$/;
+
+export function merchantRoutes(ops: FastifyInstance, ctx: DashboardContext): void {
+  const { dashboard, currencies, user, frame } = ctx;
+
+  ops.get('/merchants', { schema: { hide: true } }, async (req, reply) =>
+    html(
+      reply,
+      200,
+      page(frame(req, 'merchants', 'Merchants'), merchantsBody(user(req), await dashboard.merchants())),
+    ),
+  );
+
+  ops.post('/merchants', { schema: { hide: true } }, async (req, reply) => {
+    const body = form(req);
+    const name = field(body, 'name').trim();
+    if (name.length < 1 || name.length > 100) throw badQuery('The name must be 1 to 100 characters.');
+    const callbackUrl = field(body, 'callback_url').trim() || null;
+    const vpa = field(body, 'vpa').trim() || null;
+    const live = field(body, 'mode') === 'live';
+    const created = await dashboard.createMerchant(user(req), { name, callbackUrl, vpa, live });
+    return html(
+      reply,
+      201,
+      page(
+        frame(req, 'merchants', `Merchant ${created.name} created`, null),
+        `${secretShown('api-key', 'API key', created.api_key, `/dashboard/merchants/${created.merchant_id}`)}${secretShown('webhook-secret', 'Webhook secret', created.webhook_secret, `/dashboard/merchants/${created.merchant_id}`)}`,
+      ),
+    );
+  });
+
+  ops.get<{ Params: { id: string } }>('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
+    const m = await dashboard.merchant(req.params.id);
+    const [{ wallets }, activity] = await Promise.all([dashboard.overview(m.id), dashboard.activity(m.id)]);
+    return html(
+      reply,
+      200,
+      page(frame(req, 'merchants', m.name), merchantBody(user(req), m, wallets, currencies, activity)),
+    );
+  });
+
+  ops.post<{ Params: { id: string } }>(
+    '/merchants/:id/credit',
+    { schema: { hide: true } },
+    async (req, reply) => {
+      const body = form(req);
+      const amount = parseAmountText(field(body, 'amount'));
+      if (amount === null || amount <= 0)
+        throw badQuery(
+          'The amount must be a positive number of rupees with at most 2 decimals, such as 1000.00.',
+        );
+      const formId = field(body, 'form_id');
+      if (!FORM_ID.test(formId))
+        throw badQuery('The credit form is incomplete. Reload the page and try again.');
+      await dashboard.credit(user(req), req.params.id, field(body, 'currency') || 'INR', amount, formId);
+      return redirect(reply, `/dashboard/merchants/${req.params.id}`, 'credited');
+    },
+  );
+
+  ops.post<{ Params: { id: string } }>(
+    '/merchants/:id/status',
+    { schema: { hide: true } },
+    async (req, reply) => {
+      const status = field(form(req), 'status');
+      if (status !== 'active' && status !== 'disabled') throw badQuery('status must be active or disabled');
+      await dashboard.setStatus(user(req), req.params.id, status as MerchantStatus);
+      return redirect(
+        reply,
+        `/dashboard/merchants/${req.params.id}`,
+        status === 'active' ? 'enabled' : 'disabled',
+      );
+    },
+  );
+  accessRoutes(ops, ctx, '/merchants/:id', (req) => (req.params as { id: string }).id, 'merchants');
+}
