@@ -14,12 +14,11 @@ import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
 import { RECEIVER, useLive } from './support/live.ts';
-import { CASHFREE_SPEC, SETU_SPEC, specSkip, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
+import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 
-const skip = specSkip();
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
 
-describe('the live channels against their published documents', { skip }, () => {
+describe('the live channels against their published documents', () => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
   let setuProxy: SpecProxy;
@@ -42,7 +41,7 @@ describe('the live channels against their published documents', { skip }, () => 
 
   let n = 0;
   for (const kind of DATABASES) {
-    describe(`on ${kind}`, { skip: skip || databaseSkip[kind] }, () => {
+    describe(`on ${kind}`, { skip: databaseSkip[kind] }, () => {
       const live = useLive(
         kind,
         { PAYIN_EXPIRY_S: '2', CHANNEL_POLL_MS: '300', CHANNEL_TIMEOUT_MS: '5000' },

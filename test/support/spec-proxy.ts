@@ -1,26 +1,26 @@
 /**
  * The providers' published OpenAPI documents between Paygate and the fakes: `startSpecProxy` runs
- * `spec-proxy` (Stoplight Prism as a validating proxy) in front of a fake, and collects every line
- * where Prism reports a request or an answer that breaks the document.
+ * Stoplight Prism (a devDependency) as a validating proxy in front of a fake, and collects every line
+ * where Prism reports a request or an answer that breaks the document. The documents are the
+ * repository's own copies in `specs/`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { freePort, ROOT } from './process.ts';
 
-/** Where the documents and the proxy script are: CHANNEL_SPECS_DIR, else ../shared beside the checkout. */
-export const SPECS_DIR = process.env.CHANNEL_SPECS_DIR ?? path.resolve(ROOT, '../shared/specs');
-const PROXY = path.resolve(SPECS_DIR, '../tools/spec-proxy');
-
+const SPECS_DIR = path.join(ROOT, 'specs');
 export const SETU_SPEC = path.join(SPECS_DIR, 'setu-umap.openapi.json');
 export const CASHFREE_SPEC = path.join(SPECS_DIR, 'cashfree-payouts-2024-01-01.openapi.json');
 
-/** The skip option: the documents are needed, and under CI their absence fails. */
-export function specSkip(): string | false {
-  if (existsSync(SETU_SPEC) && existsSync(CASHFREE_SPEC) && existsSync(PROXY)) return false;
-  if (process.env.CI === 'true')
-    throw new Error(`CI=true but the providers' documents are not at ${SPECS_DIR}`);
-  return `the providers' OpenAPI documents are not at ${SPECS_DIR}`;
+/** Prism's command-line script, from its package's `bin`; a missing package fails the test that needs it. */
+function prismScript(): string {
+  const manifest = createRequire(path.join(ROOT, 'package.json')).resolve(
+    '@stoplight/prism-cli/package.json',
+  );
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: { prism: string } };
+  return path.resolve(path.dirname(manifest), bin.prism);
 }
 
 export interface SpecProxy {
@@ -33,7 +33,8 @@ export interface SpecProxy {
 
 export async function startSpecProxy(spec: string, upstream: string): Promise<SpecProxy> {
   const port = await freePort();
-  const child: ChildProcess = spawn(PROXY, [spec, upstream, String(port)], {
+  const args = ['proxy', '--errors', '-h', '127.0.0.1', '-p', String(port), spec, upstream];
+  const child: ChildProcess = spawn(process.execPath, [prismScript(), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
   });
@@ -42,8 +43,8 @@ export async function startSpecProxy(spec: string, upstream: string): Promise<Sp
   child.stderr!.on('data', (d) => (out += d));
   const deadline = Date.now() + 180_000;
   while (!out.includes('Prism is listening')) {
-    if (child.exitCode !== null) throw new Error(`spec-proxy exited: ${out.slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error(`spec-proxy did not start: ${out.slice(-2000)}`);
+    if (child.exitCode !== null) throw new Error(`Prism exited: ${out.slice(-2000)}`);
+    if (Date.now() > deadline) throw new Error(`Prism did not start: ${out.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const started = out.length;
