@@ -14,7 +14,7 @@ import { signBody } from '../src/callbacks/signature.ts';
 import { drive, type Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { startReceiver, type Server } from './processes.ts';
-import type { GatewayHandle } from './scenarios.ts';
+import type { GatewayHandle } from './gateway.ts';
 import { connect, filledPaymentId, fillPayins } from './store.ts';
 
 export interface PhaseResult {

@@ -17,7 +17,7 @@ import type { RequestSpec } from 'autocannon';
 import { drive, median, Progress } from './load.ts';
 import type { Server } from './processes.ts';
 import { freshPosts, payinBody, statusPosts } from './requests.ts';
-import { createFundedMerchant, GATEWAY_ENV } from './scenarios.ts';
+import { createFundedMerchant, GATEWAY_ENV } from './gateway.ts';
 import { fillPayins, freshDatabase } from './store.ts';
 
 type StartGateway = (url: string, env: Record<string, string>) => Promise<Server>;

@@ -15,7 +15,7 @@ import { Pool } from 'undici';
 import { cpuSeconds, type Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { paygateCli, ROOT, sampleRss, startGateway, type Server } from './processes.ts';
-import { createFundedMerchant, GATEWAY_ENV, profileFlags } from './scenarios.ts';
+import { createFundedMerchant, GATEWAY_ENV, profileFlags } from './gateway.ts';
 import { connect, engineVersion, fillDashboard, freshDatabase, type RawConnection } from './store.ts';
 
 /** Sequential requests per measured variant, after WARM_UP unmeasured ones. */

@@ -11,7 +11,7 @@ import { drive, medianResult, type LoadResult, type Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { sampleRss, startGateway, type Server } from './processes.ts';
 import { freshPosts, payoutBody, statusPosts } from './requests.ts';
-import { createFundedMerchant, GATEWAY_ENV, profileFlags, warmupSeconds } from './scenarios.ts';
+import { createFundedMerchant, GATEWAY_ENV, profileFlags, warmupSeconds } from './gateway.ts';
 import { engineVersion, fillPayins, freshDatabase } from './store.ts';
 
 export interface GrowthReport {

@@ -13,13 +13,7 @@ import { cpuSeconds, type Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { paygateCli, startGateway, type Server } from './processes.ts';
 import { freshPosts, nextOrderNo, payinBody } from './requests.ts';
-import {
-  createFundedMerchant,
-  GATEWAY_ENV,
-  measurePair,
-  profileFlags,
-  type ScenarioRow,
-} from './scenarios.ts';
+import { createFundedMerchant, GATEWAY_ENV, measurePair, profileFlags, type ScenarioRow } from './gateway.ts';
 import { connect, freshDatabase } from './store.ts';
 
 export interface LivePayouts {
