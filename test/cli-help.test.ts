@@ -1,7 +1,9 @@
 /**
- * The CLI's help and usage errors, byte for byte: every command's `--help`, `--help --json` and
- * `help COMMAND`, the list of all commands, and the one-line refusals that need no database, compared
- * with `test/vectors/cli-help.json`. A change of wording on purpose updates that file:
+ * The CLI's help and usage errors, byte for byte: every command's `--help` and `--help --json`, the
+ * list of all commands, and the one-line refusals that need no database, compared with
+ * `test/vectors/cli-help.json`. Each is run in this process through the CLI's `main` (what
+ * `bin/paygate.js` runs, with the same output streams), and a few through the real binary too, so
+ * the process around `main` is checked as well. A change of wording on purpose updates the file:
  * `UPDATE_CLI_HELP=1 node --import tsx --test test/cli-help.test.ts`, then read the diff.
  */
 import assert from 'node:assert/strict';
@@ -9,6 +11,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { main } from '../src/cli/main.ts';
 import { ROOT } from './support/process.ts';
 
 const VECTORS = path.join(ROOT, 'test/vectors/cli-help.json');
@@ -79,23 +82,29 @@ function paygate(args: string[]): Promise<Outcome> {
   });
 }
 
-/** Runs every invocation, two at a time (one per core of the machines this runs on). */
-async function runAll(): Promise<Outcome[]> {
-  const results: Outcome[] = new Array(INVOCATIONS.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < INVOCATIONS.length) {
-      const i = next++;
-      results[i] = await paygate(INVOCATIONS[i]!);
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  return results;
+/** The same command line through `main` in this process, with the streams a process would have. */
+async function inProcess(args: string[]): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const { status } = await main(args, {
+    stdout: (line) => (stdout += `${line}\n`),
+    stderr: (line) => (stderr += `${line}\n`),
+  });
+  return { args, status, stdout, stderr };
 }
+
+/** Invocations also run through `bin/paygate.js`: help, help in JSON, a refusal in words and in JSON. */
+const THROUGH_THE_BINARY = [
+  ['--help'],
+  ['wallet', 'credit', '--help', '--json'],
+  ['frobnicate'],
+  ['merchant', 'frobnicate', '--json'],
+];
 
 describe('paygate help and usage errors', () => {
   it('prints, byte for byte, what test/vectors/cli-help.json holds', async () => {
-    const actual = await runAll();
+    const actual: Outcome[] = [];
+    for (const args of INVOCATIONS) actual.push(await inProcess(args));
     if (process.env.UPDATE_CLI_HELP) {
       const prettier = await import('prettier');
       const options = await prettier.resolveConfig(VECTORS);
@@ -111,6 +120,12 @@ describe('paygate help and usage errors', () => {
       'the vectors cover the same invocations',
     );
     for (const [i, want] of expected.entries()) assert.deepEqual(actual[i], want, want.args.join(' '));
+    const spawned = await Promise.all(THROUGH_THE_BINARY.map(paygate));
+    for (const got of spawned) {
+      const want = expected.find((o) => o.args.join(' ') === got.args.join(' '));
+      assert.ok(want, `${got.args.join(' ')} is in the vectors`);
+      assert.deepEqual(got, want, `bin/paygate.js ${got.args.join(' ')}`);
+    }
     // The vectors themselves say something: each command's own help, in words and in JSON.
     for (const c of COMMANDS) {
       const help = expected.find((o) => o.args.join(' ') === `${c.join(' ')} --help`)!;
