@@ -122,7 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));
   exceptionMetrics(metrics, () => countExceptions(database.db));
-  services.payouts.onCreated = () => worker.wake();
+  services.payouts.onCreated = () => worker.created();
   const dispatcher = new CallbackDispatcher(database, config, {
     registry: metrics.registry,
     logger: app.log,

@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import { buildApp, type Paygate } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { migrate, openDatabase, type Database } from '../src/db/database.ts';
-import type { PayoutSubmission } from '../src/channels/channel.ts';
+import type { Channel } from '../src/channels/channel.ts';
 import { createPostgres, PG_ADMIN_URL, postgresSkip, type TestDatabase } from './support/databases.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
@@ -51,11 +51,11 @@ async function post(gateway: Paygate, key: string, url: string, body: unknown) {
 /** When each payout reached the sandbox channel: the worker's call, observed at the channel's door. */
 function watchSubmissions(gateway: Paygate): Map<string, number> {
   const sent = new Map<string, number>();
-  const channel = gateway.services.sandboxChannel;
+  const channel: Channel = gateway.services.sandboxChannel;
   const submit = channel.submitPayout.bind(channel);
-  channel.submitPayout = (p: PayoutSubmission) => {
+  channel.submitPayout = (p) => {
     if (!sent.has(p.paymentId)) sent.set(p.paymentId, Date.now());
-    return (submit as (p: PayoutSubmission) => ReturnType<typeof submit>)(p);
+    return submit(p);
   };
   return sent;
 }
@@ -229,13 +229,21 @@ describe('PostgreSQL back after an outage', { skip: pgSkip }, () => {
       const queuedMs = Math.max(
         ...settled.map((s) => lateness(firstAttempt(merchant.receiver, s.paymentId), Math.max(s.at, backAt))),
       );
-      const payoutsMs = Math.max(...payouts.map((p) => lateness(sent.get(p.paymentId), Math.max(p.at, backAt))));
+      const payoutsMs = Math.max(
+        ...payouts.map((p) => lateness(sent.get(p.paymentId), Math.max(p.at, backAt))),
+      );
       t.diagnostic(
         `attempt 1 after a commit: ${thereMs} ms (other process), ${hereMs} ms (here); payout created during the outage sent ${duringMs} ms after recovery; queued callbacks ${queuedMs} ms, accepted payouts ${payoutsMs} ms after recovery at the latest (${settled.length} settled, ${payouts.length} payouts, ${refused} refused)`,
       );
-      assert.ok(thereMs <= 1000, `attempt 1 of a final status committed elsewhere came ${thereMs} ms after it`);
+      assert.ok(
+        thereMs <= 1000,
+        `attempt 1 of a final status committed elsewhere came ${thereMs} ms after it`,
+      );
       assert.ok(hereMs <= 1000, `attempt 1 of a final status committed here came ${hereMs} ms after it`);
-      assert.ok(duringMs <= 2000, `the payout created during the outage was sent ${duringMs} ms after recovery`);
+      assert.ok(
+        duringMs <= 2000,
+        `the payout created during the outage was sent ${duringMs} ms after recovery`,
+      );
       assert.ok(queuedMs <= 2000, `callbacks queued around the outage went ${queuedMs} ms after recovery`);
       assert.ok(payoutsMs <= 2000, `payouts accepted around the outage went ${payoutsMs} ms after recovery`);
     });
@@ -281,7 +289,10 @@ describe(
       merchant = {
         key: created.api_key,
         // The first attempt of each callback fails, so that retries fall due while the disk is full.
-        receiver: await startReceiver({ secret: created.webhook_secret, answer: (_r, nth) => (nth === 1 ? 500 : 200) }),
+        receiver: await startReceiver({
+          secret: created.webhook_secret,
+          answer: (_r, nth) => (nth === 1 ? 500 : 200),
+        }),
       };
       await gateway.services.wallets.topUp(created.merchant_id, 'INR', 100_000_000);
       gateway.worker.start();

@@ -7,6 +7,9 @@
  * `settlement.onFinal`); on PostgreSQL a NOTIFY wakes the others when this one cannot take the work
  * right away, and resends from the CLI notify too. After each round the dispatcher sleeps until the
  * next retry is due, and never longer than WORKER_POLL_MS, so polling is only the fallback.
+ * While the database is unavailable it looks again every RECOVERY_CHECK_MS at most, and its return
+ * (`Database.onAvailable`: a new connection, a restored LISTEN, a write that succeeds) ends every
+ * wait at once: the claims, and the records of attempts sent during the outage.
  *
  * Attempts count when they are claimed, so a send that kills its process still counts against
  * the retries. A row is released when its attempt is recorded; a record the database refuses
@@ -17,19 +20,20 @@
  * or `failed` if it was the last attempt. The receiver may have had the cut-off attempt, so
  * callbacks are delivered at least once; receivers deduplicate on payment_id and status.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { isUnavailableError } from '../db/errors.ts';
-import { OutageLog } from '../db/outage-log.ts';
+import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
+import { LostClaims } from '../db/claim.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
 import { VERSION } from '../version.ts';
 import { CallbackSender, type AttemptResult } from './callback.sender.ts';
 import { createCallbackMetrics, type CallbackMetrics } from './callbacks.metrics.ts';
 import {
   claimDueDeliveries,
+  giveBackDeliveries,
   INTERRUPTED,
   nextClaimableAt,
   queueStats,
@@ -67,6 +71,9 @@ export class CallbackDispatcher {
   private readonly recorder: BatchQueue<AttemptRecord, boolean>;
   private sender: CallbackSender | null = null;
   private listener: { stop(): Promise<void> } | null = null;
+  private unsubscribe: (() => void) | null = null;
+  /** Records waiting for the database to be back; each is called once, when it is. */
+  private readonly waitingForStore = new Set<() => void>();
   private readonly inFlight = new Set<Promise<void>>();
   private round: Promise<void> | null = null;
   private again = false;
@@ -75,6 +82,7 @@ export class CallbackDispatcher {
   /** Aborted by stop(), to end the waits of records that are waiting for the database. */
   private stopping = new AbortController();
   private readonly storeDown: OutageLog;
+  private readonly lostClaims = new LostClaims();
 
   constructor(
     private readonly database: Database,
@@ -82,7 +90,7 @@ export class CallbackDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.now = options.now ?? Date.now;
-    this.storeDown = new OutageLog(options.logger, 'callback dispatcher');
+    this.storeDown = new OutageLog(options.logger, 'callback dispatcher', (err) => database.unavailable(err));
     this.leaseMs = config.callbackTimeoutMs + LEASE_MARGIN_MS;
     this.recorder = new BatchQueue((records) => recordAttempts(this.database.db, records));
     this.metrics = createCallbackMetrics(options.registry, async () => {
@@ -109,6 +117,7 @@ export class CallbackDispatcher {
       userAgent: `paygate-callback/${VERSION}`,
     });
     this.listener = listenForQueued(this.database, () => this.pump());
+    this.unsubscribe = this.database.onAvailable(() => this.storeBack());
     this.pump();
   }
 
@@ -123,6 +132,8 @@ export class CallbackDispatcher {
     this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
     await this.listener?.stop();
     this.listener = null;
     await this.round;
@@ -156,8 +167,12 @@ export class CallbackDispatcher {
       .then(() => this.storeDown.ok())
       .catch((err: unknown) => {
         this.storeDown.failed(err, 'claiming callback deliveries failed');
-        // Polls at the usual pace until the database is back; the listener's reconnect wakes it sooner.
-        this.sleep(this.config.workerPollMs);
+        // The database's return wakes it (storeBack); this is for a return nobody else notices.
+        this.sleep(
+          this.storeDown.down
+            ? Math.min(this.config.workerPollMs, RECOVERY_CHECK_MS)
+            : this.config.workerPollMs,
+        );
       })
       .finally(() => {
         this.round = null;
@@ -170,11 +185,18 @@ export class CallbackDispatcher {
 
   /** Claims as many due deliveries as there is room for and starts them; then sleeps until the next is due. */
   private async fill(): Promise<void> {
+    await this.lostClaims.giveBack(this.now(), (claim) => giveBackDeliveries(this.database, claim));
     for (;;) {
       const room = this.config.callbackConcurrency - this.inFlight.size;
       // A send that finishes pumps again, so a full dispatcher needs no timer.
       if (this.stopped || room <= 0) return;
-      const rows = await claimDueDeliveries(this.database, this.now(), this.leaseMs, room);
+      const claim = LostClaims.start(this.now(), this.leaseMs);
+      const rows = await claimDueDeliveries(this.database, claim.now, this.leaseMs, room, claim.owner).catch(
+        (err: unknown) => {
+          this.lostClaims.failed(claim, err);
+          throw err;
+        },
+      );
       if (rows.length > 0) {
         const secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
         for (const row of rows) this.launch(row, secrets.get(row.merchant_id));
@@ -187,6 +209,27 @@ export class CallbackDispatcher {
     const wait =
       next === null ? this.config.workerPollMs : Math.min(this.config.workerPollMs, next - this.now());
     this.sleep(wait);
+  }
+
+  /** The database answers again: what waited for it goes now. */
+  private storeBack(): void {
+    for (const resume of [...this.waitingForStore]) resume();
+    this.pump();
+  }
+
+  /** Resolves after `ms`, when the database is back, or when the dispatcher stops, whichever is first. */
+  private untilStoreBack(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const resume = () => {
+        clearTimeout(timer);
+        this.waitingForStore.delete(resume);
+        this.stopping.signal.removeEventListener('abort', resume);
+        resolve();
+      };
+      const timer = setTimeout(resume, ms);
+      this.waitingForStore.add(resume);
+      this.stopping.signal.addEventListener('abort', resume);
+    });
   }
 
   private sleep(ms: number): void {
@@ -285,8 +328,8 @@ export class CallbackDispatcher {
   /**
    * Records an attempt and releases its row, rather than leaving the row to its lease when the
    * record fails: a record the database refuses (not for being down) moves the delivery on without
-   * its log entry; while the database is down the record is tried again at the polling pace until
-   * it answers or the dispatcher stops. Every write is conditional on the claim's count and lease,
+   * its log entry; while the database is down the record is tried again when it is back (or every
+   * RECOVERY_CHECK_MS at most) until it answers or the dispatcher stops. Every write is conditional on the claim's count and lease,
    * so a row another process has claimed since is never overwritten.
    */
   private async settle(record: AttemptRecord): Promise<boolean> {
@@ -306,7 +349,7 @@ export class CallbackDispatcher {
         }
         if (!down || this.stopped) throw err;
         this.storeDown.failed(err, 'recording a callback attempt failed', { delivery_id: record.deliveryId });
-        await delay(this.config.workerPollMs, undefined, { signal: this.stopping.signal }).catch(() => {});
+        await this.untilStoreBack(Math.min(this.config.workerPollMs, RECOVERY_CHECK_MS));
       }
     }
   }

@@ -4,7 +4,7 @@
  * (as graphile-worker keeps them in its jobs table), so any process can pick a delivery up.
  */
 import { sql, type Kysely } from 'kysely';
-import { claimDue, type WorkTable } from '../db/claim.ts';
+import { claimDue, giveBack, type Claim, type WorkTable } from '../db/claim.ts';
 import { insertRecords, jsonRecords, type RecordColumns } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { CallbackAttemptTable, CallbackDeliveryTable, DeliveryStatus, Tables } from '../db/schema.ts';
@@ -44,8 +44,21 @@ export function claimDueDeliveries(
   now: number,
   leaseMs: number,
   limit: number,
+  owner?: string,
 ): Promise<DeliveryRow[]> {
-  return claimDue(database, DUE_DELIVERIES, now, leaseMs, limit);
+  return claimDue(database, DUE_DELIVERIES, now, leaseMs, limit, owner);
+}
+
+/**
+ * Gives back the deliveries of a claim whose answer was lost: none of them was sent, so the
+ * attempt it counted is uncounted, and one it took to record as interrupted is left to the next
+ * claim to record so, as before.
+ */
+export function giveBackDeliveries(database: Pick<Database, 'db'>, claim: Claim): Promise<void> {
+  return giveBack(database, DUE_DELIVERIES, claim, {
+    attempts: sql`case when last_error = ${INTERRUPTED} then attempts else attempts - 1 end`,
+    lease_until: sql`case when last_error = ${INTERRUPTED} then 0 else null end`,
+  });
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 import type { Tables } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { SqliteReads } from './sqlite-reads.ts';
-import { connectionLog, silentLogger, type DatabaseLogger } from './connection-health.ts';
+import { connectionLog, silentLogger, type ConnectionLog, type DatabaseLogger } from './connection-health.ts';
 import { PgListener } from './pg-listener.ts';
 import { isUnavailableError } from './errors.ts';
 import { postgresStatusReader, sqliteStatusReader, type StatusReader } from './status-reads.ts';
@@ -67,6 +67,14 @@ export interface Database {
   listen(channel: string, onSignal: () => void): { stop(): Promise<void> } | null;
   /** Wakes the listeners of `channel` in every process; nothing on SQLite. */
   notify(channel: string): Promise<void>;
+  /**
+   * Calls `onBack` each time the store answers again after it was found unavailable: on
+   * PostgreSQL a new connection or the LISTEN connection restored, on SQLite the first write that
+   * succeeds after one was refused (a full disk, an I/O error). Returns the unsubscribe.
+   */
+  onAvailable(onBack: () => void): () => void;
+  /** A caller found the store unavailable (`isUnavailableError`; anything else is ignored). */
+  unavailable(err: unknown): void;
   close(): Promise<void>;
 }
 
@@ -111,7 +119,29 @@ function enableWal(raw: BetterSqlite3.Database): void {
   }
 }
 
-function cachingSqlite(file: string): BetterSqlite3.Database {
+/**
+ * Reports each write's outcome to `health`: a refusal for being unavailable as lost, a success as
+ * back. On SQLite nothing else can tell that a full disk has room again. COMMIT counts as a write
+ * (SQLite calls it read-only, but in WAL mode it is where the pages are written).
+ */
+function watchWrites(stmt: BetterSqlite3.Statement, source: string, health: ConnectionLog): void {
+  if (stmt.readonly && !/^\s*commit\b/i.test(source)) return;
+  for (const method of ['run', 'all'] as const) {
+    const call = stmt[method].bind(stmt) as (...args: unknown[]) => unknown;
+    (stmt as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      try {
+        const result = call(...args);
+        health.back();
+        return result;
+      } catch (err) {
+        if (isUnavailableError(err)) health.lost(err as Error);
+        throw err;
+      }
+    };
+  }
+}
+
+function cachingSqlite(file: string, health: ConnectionLog): BetterSqlite3.Database {
   const raw = new BetterSqlite3(file);
   raw.pragma('busy_timeout = 5000');
   enableWal(raw);
@@ -128,6 +158,7 @@ function cachingSqlite(file: string): BetterSqlite3.Database {
     let stmt = cache.get(source);
     if (stmt) return stmt;
     stmt = prepare(source);
+    watchWrites(stmt, source, health);
     if (source.length <= MAX_CACHED_SQL) {
       if (cache.size >= MAX_CACHED) cache.clear();
       cache.set(source, stmt);
@@ -152,11 +183,15 @@ export function databaseLabel(url: string): string {
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const label = databaseLabel(url);
   const file = sqlitePath(url);
+  const health = connectionLog(options.logger ?? silentLogger, label);
+  const unavailable = (err: unknown) => {
+    if (isUnavailableError(err)) health.lost(err as Error);
+  };
   if (file !== null) {
     let raw: BetterSqlite3.Database;
     try {
       if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-      raw = cachingSqlite(file);
+      raw = cachingSqlite(file, health);
     } catch (err) {
       throw new DatabaseSetupError({ label }, err);
     }
@@ -175,6 +210,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
       },
       listen: () => null,
       async notify() {},
+      onAvailable: health.onBack,
+      unavailable,
       async close() {
         await db.destroy();
       },
@@ -182,7 +219,6 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   }
 
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
-  const health = connectionLog(options.logger ?? silentLogger, label);
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
@@ -223,6 +259,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     async notify(channel) {
       await sql`select pg_notify(${channel}, '')`.execute(db);
     },
+    onAvailable: health.onBack,
+    unavailable,
     async close() {
       await db.destroy();
     },

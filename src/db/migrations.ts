@@ -354,6 +354,16 @@ function dashboardHardening(): Migration {
   };
 }
 
+/** The owner of a claim's lease (`claim.ts`), so that a claim whose answer was lost can be given back. */
+function outageRecovery(): Migration {
+  return {
+    async up(db) {
+      for (const table of ['transactions', 'callback_deliveries'])
+        await db.schema.alterTable(table).addColumn('lease_owner', 'text').execute();
+    },
+  };
+}
+
 /** Migrations in order; names sort lexically, which is the order kysely applies them in. */
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -363,6 +373,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0002_live_channels': liveChannels(kind),
         '0003_dashboard': dashboard(kind),
         '0004_dashboard_hardening': dashboardHardening(),
+        '0010_outage_recovery': outageRecovery(),
       };
     },
   };

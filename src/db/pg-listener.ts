@@ -1,6 +1,7 @@
 /**
  * LISTEN on a PostgreSQL connection of its own, kept alive across lost connections: a dropped
- * connection is logged once, then re-established with backoff and subscribed again. Each
+ * connection is logged once, then re-established with backoff and subscribed again; at once when
+ * another connection finds the database back, so the back-off never outlives the outage. Each
  * (re)connect also calls `onSignal` once, because notifications sent while it was away are lost
  * and the caller must look for work it may have missed.
  */
@@ -8,13 +9,15 @@ import pg from 'pg';
 import type { ConnectionLog } from './connection-health.ts';
 
 const FIRST_RETRY_MS = 250;
-const MAX_RETRY_MS = 5000;
+/** Also how late an idle process (nothing else connecting) notices the database is back. */
+const MAX_RETRY_MS = 1000;
 
 export class PgListener {
   private client: pg.Client | null = null;
   private stopped = false;
   private retry: NodeJS.Timeout | null = null;
   private delay = FIRST_RETRY_MS;
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly url: string,
@@ -23,11 +26,13 @@ export class PgListener {
     private readonly log: ConnectionLog,
     private readonly connectTimeoutMs: number,
   ) {
+    this.unsubscribe = log.onBack(() => this.retryNow());
     void this.connect();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unsubscribe();
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
     const client = this.client;
@@ -35,7 +40,15 @@ export class PgListener {
     await client?.end().catch(() => {});
   }
 
+  private retryNow(): void {
+    if (!this.retry || this.stopped) return;
+    clearTimeout(this.retry);
+    this.retry = null;
+    void this.connect();
+  }
+
   private async connect(): Promise<void> {
+    this.retry = null;
     if (this.stopped) return;
     const client = new pg.Client({
       connectionString: this.url,

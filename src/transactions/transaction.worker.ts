@@ -4,6 +4,12 @@
  * several processes on one PostgreSQL never work on the same row), calls the channel outside any
  * database transaction, and records what came back. A payout left PENDING or PROCESSING by a
  * process that stopped is claimed again once its lease has run out.
+ *
+ * Promptness: a payout created here wakes it at once (`created`); one created by a process whose
+ * worker is not running wakes it through LISTEN/NOTIFY on PostgreSQL. While the database is
+ * unavailable it looks again every RECOVERY_CHECK_MS at most, and the database's return
+ * (`Database.onAvailable`, or the LISTEN connection restored) wakes it at once. A row whose step
+ * failed for the outage is given back then, instead of staying leased until its lease runs out.
  */
 import type { Database } from '../db/database.ts';
 import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
@@ -12,6 +18,7 @@ import type { NotificationService } from '../live/notifications.service.ts';
 import {
   claimDueTransactions,
   deleteOpening,
+  giveBackTransactions,
   markProcessing,
   OPENING,
   type Accepted,
@@ -19,7 +26,10 @@ import {
   type TransactionRow,
 } from './transactions.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import { OutageLog } from '../db/outage-log.ts';
+import { LostClaims } from '../db/claim.ts';
+import { isUnavailableError } from '../db/errors.ts';
+import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
+import { listenForWork, notifyWork } from './work-signal.ts';
 import type { SettlementService } from './settlement.service.ts';
 
 export interface WorkerLogger {
@@ -42,7 +52,12 @@ export class TransactionWorker {
   private again = false;
   private stopped = true;
   private readonly storeDown: OutageLog;
+  private readonly lostClaims = new LostClaims();
   private notificationsLookedAt = 0;
+  private listener: { stop(): Promise<void> } | null = null;
+  private unsubscribe: (() => void) | null = null;
+  /** Rows claimed here whose step failed while the database was down: given back when it is back. */
+  private readonly held = new Map<string, { lease: number; nextActionAt: number | null }>();
 
   constructor(
     private readonly database: Database,
@@ -64,7 +79,7 @@ export class TransactionWorker {
       leaseMs: number;
     },
   ) {
-    this.storeDown = new OutageLog(options.logger, 'transaction worker');
+    this.storeDown = new OutageLog(options.logger, 'transaction worker', (err) => database.unavailable(err));
   }
 
   private get now(): number {
@@ -72,7 +87,10 @@ export class TransactionWorker {
   }
 
   start(): void {
+    if (!this.stopped) return;
     this.stopped = false;
+    this.listener = listenForWork(this.database, () => this.wake());
+    this.unsubscribe = this.database.onAvailable(() => this.wake());
     this.wake();
   }
 
@@ -80,7 +98,25 @@ export class TransactionWorker {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await this.listener?.stop();
+    this.listener = null;
     await this.running;
+  }
+
+  /**
+   * A payout was committed: taken up here at once, or, when this worker is not running (a process
+   * stopping, one that runs no worker), by the workers of the other processes on PostgreSQL.
+   */
+  created(): void {
+    if (!this.stopped) {
+      this.wake();
+      return;
+    }
+    notifyWork(this.database).catch((err: unknown) =>
+      this.storeDown.failed(err, 'notifying other workers of a payout failed'),
+    );
   }
 
   /** Looks for due work now (and again at `at`, when given). */
@@ -102,7 +138,9 @@ export class TransactionWorker {
           this.again = false;
           this.wake();
         } else {
-          this.schedule(this.options.pollMs);
+          this.schedule(
+            this.storeDown.down ? Math.min(this.options.pollMs, RECOVERY_CHECK_MS) : this.options.pollMs,
+          );
         }
       });
   }
@@ -119,10 +157,14 @@ export class TransactionWorker {
     let handled = 0;
     for (;;) {
       let rows: TransactionRow[];
+      const claim = LostClaims.start(this.now, this.options.leaseMs);
       try {
-        rows = await claimDueTransactions(this.database, this.now, this.options.leaseMs, BATCH);
+        await this.giveBackHeld();
+        await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
+        rows = await claimDueTransactions(this.database, claim.now, this.options.leaseMs, BATCH, claim.owner);
         this.storeDown.ok();
       } catch (err) {
+        this.lostClaims.failed(claim, err);
         // Tried again at the next poll: a database that is down is not hammered.
         this.storeDown.failed(err, 'claiming due transactions failed');
         return handled;
@@ -142,6 +184,17 @@ export class TransactionWorker {
       }
     }
     return handled;
+  }
+
+  /**
+   * Gives back the rows held since the outage, to be claimed again at once: each only while its
+   * lease is still the one this worker took (after it, another process may have claimed the row).
+   */
+  private async giveBackHeld(): Promise<void> {
+    for (const [paymentId, { lease, nextActionAt }] of this.held) {
+      await reschedule(this.database.db, paymentId, nextActionAt ?? this.now, lease);
+      this.held.delete(paymentId);
+    }
   }
 
   /**
@@ -184,11 +237,15 @@ export class TransactionWorker {
       };
       if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
       else this.storeDown.failed(err, 'transaction worker step failed', log);
-      await reschedule(
-        this.database.db,
-        row.payment_id,
-        this.now + this.retryDelay(row, failure !== null),
-      ).catch(() => {});
+      const nextActionAt = this.now + this.retryDelay(row, failure !== null);
+      await reschedule(this.database.db, row.payment_id, nextActionAt).catch((again: unknown) => {
+        // A step that failed for the outage is taken up again as soon as the database is back.
+        if (isUnavailableError(again) && row.lease_until !== null)
+          this.held.set(row.payment_id, {
+            lease: row.lease_until,
+            nextActionAt: failure ? nextActionAt : null,
+          });
+      });
     }
   }
 

@@ -1,6 +1,6 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
 import { sql, type Kysely } from 'kysely';
-import { claimDue, type WorkTable } from '../db/claim.ts';
+import { claimDue, giveBack, type Claim, type WorkTable } from '../db/claim.ts';
 import { insertRecords, jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
@@ -279,8 +279,19 @@ export function claimDueTransactions(
   now: number,
   leaseMs: number,
   limit: number,
+  owner?: string,
 ): Promise<TransactionRow[]> {
-  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit);
+  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit, owner);
+}
+
+/**
+ * Gives back the transactions of a claim whose answer was lost. None was handed to its channel
+ * by it, so a payout's submission it counted is uncounted.
+ */
+export function giveBackTransactions(database: Pick<Database, 'db'>, claim: Claim): Promise<void> {
+  return giveBack(database, DUE_TRANSACTIONS, claim, {
+    submit_attempts: sql`submit_attempts - case when kind = 'payout' and status = 'PENDING' then 1 else 0 end`,
+  });
 }
 
 /** A payout its channel accepted: the channel's id for it, and when to ask for its outcome. */
@@ -322,12 +333,21 @@ export async function markProcessing(db: Kysely<Tables>, accepted: Accepted[], a
     where payment_id = a.accepted_payment_id and status = a.accepted_from`.execute(db);
 }
 
-/** Gives a claimed transaction back, to be looked at again at `nextActionAt`. */
-export async function reschedule(db: Kysely<Tables>, paymentId: string, nextActionAt: number): Promise<void> {
+/**
+ * Gives a claimed transaction back, to be looked at again at `nextActionAt`; with `lease`, only
+ * while the row still carries that lease (nobody has claimed it since).
+ */
+export async function reschedule(
+  db: Kysely<Tables>,
+  paymentId: string,
+  nextActionAt: number,
+  lease?: number,
+): Promise<void> {
   await db
     .updateTable('transactions')
     .set({ next_action_at: nextActionAt, lease_until: null })
     .where('payment_id', '=', paymentId)
     .where('status', 'in', ['PENDING', 'PROCESSING'])
+    .$if(lease !== undefined, (q) => q.where('lease_until', '=', lease!))
     .execute();
 }
