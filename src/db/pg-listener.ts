@@ -10,7 +10,7 @@ import type { ConnectionLog } from './connection-health.ts';
 
 const FIRST_RETRY_MS = 250;
 /** Also how late an idle process (nothing else connecting) notices the database is back. */
-const MAX_RETRY_MS = 1000;
+const MAX_RETRY_MS = 500;
 
 export class PgListener {
   private client: pg.Client | null = null;
