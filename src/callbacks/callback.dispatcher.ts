@@ -329,8 +329,8 @@ export class CallbackDispatcher {
    * Records an attempt and releases its row, rather than leaving the row to its lease when the
    * record fails: a record the database refuses (not for being down) moves the delivery on without
    * its log entry; while the database is down the record is tried again when it is back (or every
-   * RECOVERY_CHECK_MS at most) until it answers or the dispatcher stops. Every write is conditional on the claim's count and lease,
-   * so a row another process has claimed since is never overwritten.
+   * RECOVERY_CHECK_MS at most) until it answers or the dispatcher stops. Every write is conditional
+   * on the claim's count and lease, so a row another process has claimed since is never overwritten.
    */
   private async settle(record: AttemptRecord): Promise<boolean> {
     let withLog = true;

@@ -26,7 +26,7 @@ import {
   type TransactionRow,
 } from './transactions.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import { LostClaims } from '../db/claim.ts';
+import { LostClaims, type Claim } from '../db/claim.ts';
 import { isUnavailableError } from '../db/errors.ts';
 import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
@@ -157,15 +157,16 @@ export class TransactionWorker {
     let handled = 0;
     for (;;) {
       let rows: TransactionRow[];
-      const claim = LostClaims.start(this.now, this.options.leaseMs);
+      let claim: Claim | null = null;
       try {
         await this.giveBackHeld();
         await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
+        claim = LostClaims.start(this.now, this.options.leaseMs);
         rows = await claimDueTransactions(this.database, claim.now, this.options.leaseMs, BATCH, claim.owner);
         this.storeDown.ok();
       } catch (err) {
-        this.lostClaims.failed(claim, err);
-        // Tried again at the next poll: a database that is down is not hammered.
+        if (claim) this.lostClaims.failed(claim, err);
+        // Tried again when the database is back, or after RECOVERY_CHECK_MS: it is not hammered.
         this.storeDown.failed(err, 'claiming due transactions failed');
         return handled;
       }

@@ -12,7 +12,7 @@ export function notifyWork(database: Pick<Database, 'notify'>): Promise<void> {
   return database.notify(WORK_CHANNEL);
 }
 
-/** Calls `onSignal` when any process notifies, and after every reconnect (notifications may have been missed). */
+/** Calls `onSignal` when any process notifies, and after every reconnect (notifications were missed). */
 export function listenForWork(
   database: Pick<Database, 'listen'>,
   onSignal: () => void,
