@@ -191,16 +191,17 @@ export class CallbackDispatcher {
       // A send that finishes pumps again, so a full dispatcher needs no timer.
       if (this.stopped || room <= 0) return;
       const claim = LostClaims.start(this.now(), this.leaseMs);
-      const rows = await claimDueDeliveries(this.database, claim.now, this.leaseMs, room, claim.owner).catch(
-        (err: unknown) => {
-          this.lostClaims.failed(claim, err);
-          throw err;
-        },
-      );
-      if (rows.length > 0) {
-        const secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
-        for (const row of rows) this.launch(row, secrets.get(row.merchant_id));
+      let rows: DeliveryRow[];
+      let secrets: Awaited<ReturnType<typeof webhookSecrets>>;
+      try {
+        rows = await claimDueDeliveries(this.database, claim.now, this.leaseMs, room, claim.owner);
+        secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
+      } catch (err) {
+        // Nothing of this claim was sent: its rows, if it took any, are given back when the database is.
+        this.lostClaims.failed(claim, err);
+        throw err;
       }
+      for (const row of rows) this.launch(row, secrets.get(row.merchant_id));
       if (rows.length < room) break;
     }
     // Another round follows at once (something was queued meanwhile); it will set the timer.
