@@ -311,13 +311,31 @@ export async function migrateWhenReachable(
 
 /**
  * Brings the schema up to date. Safe to run twice and from several processes at once:
- * kysely's migrator takes an advisory lock on PostgreSQL; on SQLite a competing writer
- * shows up as SQLITE_BUSY, and the run is simply repeated.
+ * kysely's migrator takes an advisory lock on PostgreSQL. On SQLite it takes none (it runs
+ * outside a transaction there), so two processes could apply one migration's statements
+ * interleaved; the run holds SQLite's write lock instead (BEGIN IMMEDIATE, which waits out
+ * the busy timeout), and a run refused anyway is simply repeated.
  */
 export async function migrate(database: Database): Promise<string[]> {
   const migrator = new Migrator({ db: database.db, provider: migrationProvider(database.kind) });
+  const exclusive = database.kind === 'sqlite';
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    let run: Awaited<ReturnType<Migrator['migrateToLatest']>>;
+    if (exclusive) {
+      try {
+        await sql`begin immediate`.execute(database.db);
+      } catch (err) {
+        run = { error: err };
+      }
+      run ??= await migrator.migrateToLatest();
+      await sql
+        .raw(run.error ? 'rollback' : 'commit')
+        .execute(database.db)
+        .catch(() => {});
+    } else {
+      run = await migrator.migrateToLatest();
+    }
+    const { error, results } = run;
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     const busy = /SQLITE_BUSY|database is locked|already exists|duplicate key/i.test(String(error));
     if (!busy || attempt >= 20) throw error;
