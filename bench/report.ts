@@ -6,6 +6,8 @@ import path from 'node:path';
 import type { CallbackResult } from './callbacks.ts';
 import { EXPORT_RSS_TARGET_MB, P95_TARGET_MS, type DashboardReport } from './dashboard.ts';
 import type { GrowthReport } from './growth.ts';
+import type { PlansReport } from './plans.ts';
+import type { ReplaysReport } from './replays.ts';
 import type { BenchOptions } from './options.ts';
 import { ROOT } from './processes.ts';
 import type { DatabaseReport } from './scenarios.ts';
@@ -28,6 +30,8 @@ export interface BenchReport {
   databases: DatabaseReport[];
   growth?: GrowthReport;
   dashboard?: DashboardReport;
+  replays?: ReplaysReport;
+  plans?: PlansReport;
 }
 
 export function describeMachine(): Machine {
