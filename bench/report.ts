@@ -234,6 +234,8 @@ export function writeReport(report: BenchReport): string {
       ...report.databases.map((d) => d.kind),
       ...(report.growth ? [`growth-${report.growth.kind}`] : []),
       ...(report.dashboard ? [`dashboard-${report.dashboard.kind}`] : []),
+      ...(report.replays ? [`replays-${report.replays.kind}`] : []),
+      ...(report.plans ? [`plans-${report.plans.kind}`] : []),
     ].join('-') || 'none';
   const file = path.join(dir, `${stamp}-${kinds}.json`);
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
