@@ -13,6 +13,7 @@ import { findKeyOwner } from '../../src/merchants/merchants.repository.ts';
 import {
   claimDueTransactions,
   findByOrderNo,
+  findByOrderNos,
   findStatus,
   findTransactions,
   insertTransactions,
@@ -117,9 +118,16 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => insertTransactions(on.db, [newPayin(v)]),
   },
   {
-    name: 'creation: replay lookup by order number',
+    name: "creation: replay lookups by order number (pay-ins', batched)",
     uses: [{ table: 'transactions', columns: ORDER_NO }],
-    issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'payin', v.orderNo),
+    aliases: { t: 'transactions' },
+    issue: (on, v) =>
+      findByOrderNos(on.db, [{ merchantId: v.merchantId, kind: 'payin', orderNo: v.orderNo }]),
+  },
+  {
+    name: "creation: replay lookup by order number (payouts')",
+    uses: [{ table: 'transactions', columns: ORDER_NO }],
+    issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'payout', v.orderNo),
   },
   {
     name: "creation: a live channel's answer recorded",
