@@ -12,7 +12,7 @@ import { drive, medianResult } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { startGateway, type Server } from './processes.ts';
 import { freshPosts, payinBody } from './requests.ts';
-import { createFundedMerchant, GATEWAY_ENV, profileFlags, warmupSeconds } from './scenarios.ts';
+import { createFundedMerchant, GATEWAY_ENV, profileFlags, warmupSeconds } from './gateway.ts';
 import { engineVersion, fillPayins, freshDatabase } from './store.ts';
 
 export interface ReplaysReport {
