@@ -9,7 +9,7 @@ export const DEFAULT_SCENARIOS = [
   'callbacks',
   'live',
 ] as const;
-export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth', 'dashboard'] as const;
+export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth', 'dashboard', 'replays', 'plans'] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -26,6 +26,10 @@ export interface BenchOptions {
   growthRows: number;
   /** Transactions of the merchant the dashboard scenario signs in as. */
   dashboardRows: number;
+  /** Pay-ins of the merchant whose creations the replays scenario repeats. */
+  replayRows: number;
+  /** Pay-ins of the one merchant the plans scenario loads. */
+  planRows: number;
   /** When set, the gateway runs under `node --cpu-prof` and writes its profile here on exit. */
   profileDir: string | null;
 }
@@ -48,6 +52,8 @@ Options:
   --status-rows N      pay-ins in the table that payin_status reads (default 10000)
   --growth-rows N      rows loaded by the growth scenario (default 1000000)
   --dashboard-rows N   transactions loaded by the dashboard scenario (default 1000000)
+  --replay-rows N      pay-ins of one merchant loaded by the replays scenario (default 200000)
+  --plan-rows N        pay-ins of one merchant loaded by the plans scenario (default 1000000)
   --profile DIR        run the gateway under node --cpu-prof and write its .cpuprofile to DIR
                        (and the baseline's to DIR/baseline)
                        (summarise it with: node --import tsx bench/profile.ts FILE)
@@ -68,7 +74,14 @@ dashboard is not in the default set either: it loads 1,000,000 transactions of o
 1,000 of another), signs in to the dashboard and measures the transactions list's latency (p50, p95,
 p99 of 200 sequential requests; first page, deep pages, amount ranges) and the gateway's extra RSS
 while a CSV of about 100,000 rows streams. About 1 to 2 minutes per database on a 2-core machine;
-run it with --only dashboard.`;
+run it with --only dashboard.
+
+replays and plans are not in the default set. replays starts a gateway on a new database, bulk-loads
+200,000 pay-ins of its merchant with no ANALYZE, and measures onsite creation, 100 % replays of
+earlier creations and creation with 5 % replays on it (each as a ratio to creation; target ≥ 0.8).
+plans loads 1,000,000 pay-ins of one merchant with no ANALYZE and checks that every hot-path
+statement (test/support/hot-paths.ts) goes through its index, before and after the gateway gathers
+statistics.`;
 
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -92,6 +105,8 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       'status-rows': { type: 'string' },
       'growth-rows': { type: 'string' },
       'dashboard-rows': { type: 'string' },
+      'replay-rows': { type: 'string' },
+      'plan-rows': { type: 'string' },
       profile: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -123,6 +138,8 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     statusRows: positiveInt('status-rows', values['status-rows'], 10_000),
     growthRows: positiveInt('growth-rows', values['growth-rows'], 1_000_000),
     dashboardRows: positiveInt('dashboard-rows', values['dashboard-rows'], 1_000_000),
+    replayRows: positiveInt('replay-rows', values['replay-rows'], 200_000),
+    planRows: positiveInt('plan-rows', values['plan-rows'], 1_000_000),
     profileDir: values.profile ?? null,
   };
 }

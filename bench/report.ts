@@ -6,6 +6,8 @@ import path from 'node:path';
 import type { CallbackResult } from './callbacks.ts';
 import { EXPORT_RSS_TARGET_MB, P95_TARGET_MS, type DashboardReport } from './dashboard.ts';
 import type { GrowthReport } from './growth.ts';
+import type { PlansReport } from './plans.ts';
+import type { ReplaysReport } from './replays.ts';
 import type { BenchOptions } from './options.ts';
 import { ROOT } from './processes.ts';
 import type { DatabaseReport } from './scenarios.ts';
@@ -28,6 +30,8 @@ export interface BenchReport {
   databases: DatabaseReport[];
   growth?: GrowthReport;
   dashboard?: DashboardReport;
+  replays?: ReplaysReport;
+  plans?: PlansReport;
 }
 
 export function describeMachine(): Machine {
@@ -230,6 +234,8 @@ export function writeReport(report: BenchReport): string {
       ...report.databases.map((d) => d.kind),
       ...(report.growth ? [`growth-${report.growth.kind}`] : []),
       ...(report.dashboard ? [`dashboard-${report.dashboard.kind}`] : []),
+      ...(report.replays ? [`replays-${report.replays.kind}`] : []),
+      ...(report.plans ? [`plans-${report.plans.kind}`] : []),
     ].join('-') || 'none';
   const file = path.join(dir, `${stamp}-${kinds}.json`);
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

@@ -8,7 +8,9 @@ import { runDashboard, type DashboardReport } from './dashboard.ts';
 import { runGrowth, type GrowthReport } from './growth.ts';
 import { Progress } from './load.ts';
 import { DEFAULT_SCENARIOS, HELP, parseOptions, type BenchOptions } from './options.ts';
+import { formatPlans, runPlans, type PlansReport } from './plans.ts';
 import { buildGateway, ROOT } from './processes.ts';
+import { formatReplays, runReplays, type ReplaysReport } from './replays.ts';
 import {
   describeMachine,
   formatDashboard,
@@ -41,10 +43,14 @@ progress.line(formatMachine(machine));
 const databases: DatabaseReport[] = [];
 let growth: GrowthReport | undefined;
 let dashboard: DashboardReport | undefined;
+let replays: ReplaysReport | undefined;
+let plans: PlansReport | undefined;
 const inDefaultSet = (s: string) => (DEFAULT_SCENARIOS as readonly string[]).includes(s);
 if (opts.scenarios.some(inDefaultSet)) databases.push(await runDefaultSet(opts, progress));
 if (opts.scenarios.includes('growth')) growth = await runGrowth(opts, progress);
 if (opts.scenarios.includes('dashboard')) dashboard = await runDashboard(opts, progress);
+if (opts.scenarios.includes('replays')) replays = await runReplays(opts, progress);
+if (opts.scenarios.includes('plans')) plans = await runPlans(opts, progress);
 machine.loadAverage.end = os.loadavg()[0];
 
 const report: BenchReport = {
@@ -57,6 +63,8 @@ const report: BenchReport = {
   databases,
   growth,
   dashboard,
+  replays,
+  plans,
 };
 const file = writeReport(report);
 if (opts.json) {
@@ -67,6 +75,8 @@ if (opts.json) {
     ...databases.map((d) => formatDatabase(d, opts)),
     ...(growth ? [formatGrowth(growth)] : []),
     ...(dashboard ? [formatDashboard(dashboard)] : []),
+    ...(replays ? [formatReplays(replays)] : []),
+    ...(plans ? [formatPlans(plans)] : []),
   ];
   console.log(`\n${parts.join('\n\n')}\n`);
 }

@@ -110,6 +110,8 @@ export interface FillOptions {
   allPending?: boolean;
   callbackUrl?: string | null;
   progress?: (done: number) => void;
+  /** ANALYZE the table after loading (PostgreSQL; default true). */
+  analyze?: boolean;
 }
 
 const COLUMNS = `payment_id, merchant_id, kind, flow, merchant_order_no, amount, currency, status, utr, channel_txn_id,
@@ -170,7 +172,7 @@ export async function fillPayins(
       }
       opts.progress?.(hi - from + 1);
     }
-    if (conn.kind === 'postgres') await conn.run('analyze transactions');
+    if (conn.kind === 'postgres' && opts.analyze !== false) await conn.run('analyze transactions');
   } finally {
     await conn.close();
   }

@@ -4,6 +4,7 @@
  */
 import type { Config } from './config.ts';
 import { migrateWhenReachable, openDatabase } from './db/database.ts';
+import { keepStatistics } from './db/statistics.ts';
 import { buildApp, type Paygate } from './app.ts';
 import { createLogger } from './logger.ts';
 
@@ -48,6 +49,13 @@ export async function startServer(
       `database ${database.label} is unreachable; retrying in ${Math.round(retryInMs / 1000)} s`,
     ),
   );
+  // Before serving: a database loaded or grown while no gateway ran gets its planner statistics now.
+  const statistics = keepStatistics(database, logger);
+  await statistics
+    .refresh()
+    .catch((err: unknown) =>
+      logger.warn({ err: (err as Error)?.message }, 'gathering planner statistics failed'),
+    );
   const paygate = await buildApp({ config, database, logger });
   const { app, services, worker, dispatcher } = paygate;
 
@@ -59,6 +67,7 @@ export async function startServer(
   const address = await app.listen({ port: config.port, host: config.host });
   worker.start();
   dispatcher.start();
+  statistics.start();
 
   let closing: Promise<void> | null = null;
   return {
@@ -70,6 +79,7 @@ export async function startServer(
         await worker.stop();
         // After the worker, so that final statuses it records while draining still get their first attempt.
         await dispatcher.stop();
+        await statistics.stop();
         await database.close();
       })();
       return closing;

@@ -48,7 +48,10 @@ export function jsonRecords(
   const json = JSON.stringify(rows);
   const t = textsOf(columns);
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    return sql`(select * from jsonb_to_recordset(cast(${json} as jsonb)) as r(${sql.raw(t.definition)}))`;
+    // PostgreSQL plans a set-returning function for 100 rows whatever it returns; the LIMIT (the
+    // batch's size, a parameter) tells it the real number, so that joining a batch of one to a
+    // table without statistics goes through the table's key instead of reading all of it.
+    return sql`(select * from jsonb_to_recordset(cast(${json} as jsonb)) as r(${sql.raw(t.definition)}) limit ${rows.length})`;
   }
   // jsonb_each hands each element over in SQLite's binary JSON, so reading its columns does not
   // parse the element's text again once per column (json_each would).

@@ -138,6 +138,51 @@ export async function findByOrderNo(
     .executeTakeFirst();
 }
 
+/** A merchant's order number of one kind: the key of `findByOrderNos`. */
+export interface OrderKey {
+  merchantId: string;
+  kind: TransactionKind;
+  orderNo: string;
+}
+
+export type OrderRow = Pick<TransactionRow, 'payment_id' | 'request_hash' | 'response_json'>;
+
+const ORDER_KEY_COLUMNS = { key_merchant_id: 'text', key_kind: 'text', key_order_no: 'text' } as const;
+
+/** `findByOrderNo` for several keys in one statement, whatever their number; in the keys' order. */
+export async function findByOrderNos(
+  db: Kysely<Tables>,
+  keys: OrderKey[],
+): Promise<(OrderRow | undefined)[]> {
+  if (keys.length === 0) return [];
+  const rows = keys.map((k) => ({
+    key_merchant_id: k.merchantId,
+    key_kind: k.kind,
+    key_order_no: k.orderNo,
+  }));
+  const found = await sql<OrderRow & Pick<TransactionRow, 'merchant_id' | 'kind' | 'merchant_order_no'>>`
+    select t.payment_id, t.request_hash, t.response_json, t.merchant_id, t.kind, t.merchant_order_no
+    from ${jsonRecords(db, rows, ORDER_KEY_COLUMNS)} as k
+    join transactions as t
+      on t.merchant_id = k.key_merchant_id and t.kind = k.key_kind and t.merchant_order_no = k.key_order_no`.execute(
+    db,
+  );
+  const byKey = new Map(
+    found.rows.map((r) => [
+      orderKey({ merchantId: r.merchant_id, kind: r.kind, orderNo: r.merchant_order_no }),
+      r,
+    ]),
+  );
+  return keys.map((k) => {
+    const r = byKey.get(orderKey(k));
+    return r && { payment_id: r.payment_id, request_hash: r.request_hash, response_json: r.response_json };
+  });
+}
+
+function orderKey(k: OrderKey): string {
+  return `${k.merchantId}\u0000${k.kind}\u0000${k.orderNo}`;
+}
+
 export async function findTransaction(
   db: Kysely<Tables>,
   paymentId: string,
