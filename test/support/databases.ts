@@ -20,17 +20,22 @@ export interface TestDatabase {
 let pgAvailable: Promise<boolean> | null = null;
 
 export function postgresAvailable(): Promise<boolean> {
+  // Three tries: on a loaded machine a file whose SQLite half runs synchronously can hold the
+  // event loop past one connect timeout, which must not read as "no PostgreSQL".
   pgAvailable ??= (async () => {
-    const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 10_000 });
-    try {
-      await client.connect();
-      await client.query('select 1');
-      return true;
-    } catch {
-      return false;
-    } finally {
-      await client.end().catch(() => {});
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 10_000 });
+      try {
+        await client.connect();
+        await client.query('select 1');
+        return true;
+      } catch {
+        // tried again below
+      } finally {
+        await client.end().catch(() => {});
+      }
     }
+    return false;
   })();
   return pgAvailable;
 }
