@@ -14,6 +14,8 @@ export interface Config {
   readonly callbackTimeoutMs: number;
   readonly callbackConcurrency: number;
   readonly allowPrivateCallbackUrls: boolean;
+  /** How long, after a rotation, the previous webhook secret signs beside the new one, in seconds. */
+  readonly webhookSecretOverlapS: number;
   readonly sandboxPayoutSettleMs: number;
   readonly payinExpiryS: number;
   readonly rateLimitPerMinute: number;
@@ -237,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     callbackTimeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 1),
     callbackConcurrency: integer(env, 'CALLBACK_CONCURRENCY', 64, 1, 10_000),
     allowPrivateCallbackUrls: boolean(env, 'ALLOW_PRIVATE_CALLBACK_URLS', false),
+    webhookSecretOverlapS: integer(env, 'WEBHOOK_SECRET_OVERLAP_S', 86_400, 0, 30 * 86_400),
     sandboxPayoutSettleMs: integer(env, 'SANDBOX_PAYOUT_SETTLE_MS', 2000, 0),
     payinExpiryS: integer(env, 'PAYIN_EXPIRY_S', 900, 1),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),

@@ -8,6 +8,7 @@ const REDACT = [
   'req.headers.cookie',
   '*.api_key',
   '*.webhook_secret',
+  '*.previous_webhook_secret',
   '*.account_no',
   '*.receiver_account_no',
   'err.config',

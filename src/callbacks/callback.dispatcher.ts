@@ -44,7 +44,7 @@ import {
   type DeliveryRow,
 } from './deliveries.repository.ts';
 import { listenForQueued, notifyQueued } from './queue-signal.ts';
-import { signBody } from './signature.ts';
+import { callbackHeaders, type SigningSecrets } from './standard-webhooks.ts';
 
 export interface DispatcherLogger {
   info(obj: object, msg: string): void;
@@ -240,7 +240,7 @@ export class CallbackDispatcher {
     this.timer.unref();
   }
 
-  private launch(row: DeliveryRow, secret: string | undefined): void {
+  private launch(row: DeliveryRow, secret: SigningSecrets | undefined): void {
     const sending: Promise<void> = this.deliver(row, secret)
       .catch((err: unknown) => {
         // The lease runs out and the next claim records the attempt as interrupted.
@@ -262,7 +262,7 @@ export class CallbackDispatcher {
     return Math.max(1, Math.floor(this.config.callbackConcurrency / 4));
   }
 
-  private async deliver(row: DeliveryRow, secret: string | undefined): Promise<void> {
+  private async deliver(row: DeliveryRow, secret: SigningSecrets | undefined): Promise<void> {
     // The claim counted this attempt: its number is the row's count.
     const attemptNo = row.attempts;
     // Claimed again after its lease ran out: attempt `attemptNo` was cut off by its process
@@ -277,10 +277,13 @@ export class CallbackDispatcher {
     } else if (secret === undefined || !this.sender) {
       result = { delivered: false, httpStatus: null, errorKind: 'error', latencyMs: 0, snippet: null };
     } else {
-      result = await this.sender.send(row.url, row.body, {
-        'x-verification-token': signBody(secret, row.body),
-        'x-callback-attempt': String(attemptNo),
+      const headers = callbackHeaders(secret, {
+        eventId: row.event_id,
+        body: row.body,
+        attemptNo,
+        at: startedAt,
       });
+      result = await this.sender.send(row.url, row.body, headers);
     }
     const at = this.now();
     // Blocked targets are retried on the same schedule as any other failure rather than failed at

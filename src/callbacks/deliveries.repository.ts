@@ -8,6 +8,7 @@ import { claimDue, giveBack, type Claim, type WorkTable } from '../db/claim.ts';
 import { insertRecords, jsonRecords, type RecordColumns } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { CallbackAttemptTable, CallbackDeliveryTable, DeliveryStatus, Tables } from '../db/schema.ts';
+import type { SigningSecrets } from './standard-webhooks.ts';
 
 export type DeliveryRow = CallbackDeliveryTable;
 export type AttemptRow = Omit<CallbackAttemptTable, 'id'> & { id: number };
@@ -80,18 +81,27 @@ export async function nextClaimableAt(db: Kysely<Tables>): Promise<number | null
   return row?.at == null ? null : Number(row.at);
 }
 
-/** The current webhook secrets of the given merchants, by merchant id. */
+/** The webhook secrets that sign for the given merchants, by merchant id. */
 export async function webhookSecrets(
   db: Kysely<Tables>,
   merchantIds: string[],
-): Promise<Map<string, string>> {
+): Promise<Map<string, SigningSecrets>> {
   if (merchantIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('merchants')
-    .select(['id', 'webhook_secret'])
+    .select(['id', 'webhook_secret', 'previous_webhook_secret', 'previous_secret_until'])
     .where('id', 'in', merchantIds)
     .execute();
-  return new Map(rows.map((r) => [r.id, r.webhook_secret]));
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        current: r.webhook_secret,
+        previous: r.previous_webhook_secret,
+        previousUntil: r.previous_secret_until === null ? null : Number(r.previous_secret_until),
+      },
+    ]),
+  );
 }
 
 const ATTEMPT_COLUMNS: RecordColumns = {

@@ -1,4 +1,8 @@
-/** The callback outbox: one delivery row per final status, written in the final-status transaction. */
+/**
+ * The callback outbox: one delivery row per event (a final status, a reversal, a refund's final
+ * status), written in the transaction that makes the event, and one per resend. Each row carries
+ * its event's `webhook-id`: a new one for a new event, the event's own for a resend.
+ */
 import type { Insertable, Kysely } from 'kysely';
 import { insertRecords } from '../db/json-records.ts';
 import type { CallbackDeliveryTable, Tables } from '../db/schema.ts';
@@ -10,6 +14,8 @@ export interface NewDelivery {
   url: string;
   body: string;
   maxAttempts: number;
+  /** The `webhook-id` of the event this delivers again; a new event gets a new one. */
+  eventId?: string;
 }
 
 function deliveryRow(d: NewDelivery, at: number): Insertable<CallbackDeliveryTable> & { id: string } {
@@ -19,6 +25,7 @@ function deliveryRow(d: NewDelivery, at: number): Insertable<CallbackDeliveryTab
     merchant_id: d.merchantId,
     url: d.url,
     body: d.body,
+    event_id: d.eventId ?? prefixedId('msg'),
     status: 'pending',
     attempts: 0,
     max_attempts: d.maxAttempts,
@@ -31,10 +38,29 @@ function deliveryRow(d: NewDelivery, at: number): Insertable<CallbackDeliveryTab
   };
 }
 
-/** Queues one delivery (a resend). Returns its id. */
+/**
+ * Queues one delivery (a resend). It delivers the event whose body it repeats, so it takes the
+ * `webhook-id` of that event's first delivery; a body sent before under no id gets a new one.
+ * Returns the delivery's id.
+ */
 export async function enqueueDelivery(db: Kysely<Tables>, d: NewDelivery, at: number): Promise<string> {
-  const [id] = await enqueueDeliveries(db, [d], at);
+  const eventId = d.eventId ?? (await eventIdOf(db, d.paymentId, d.body));
+  const [id] = await enqueueDeliveries(db, [{ ...d, eventId }], at);
   return id!;
+}
+
+/** The `webhook-id` of the earliest delivery of this body for this transaction, if any. */
+async function eventIdOf(db: Kysely<Tables>, paymentId: string, body: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('callback_deliveries')
+    .select('event_id')
+    .where('payment_id', '=', paymentId)
+    .where('body', '=', body)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.event_id || undefined;
 }
 
 const DELIVERY_COLUMNS = {
@@ -43,6 +69,7 @@ const DELIVERY_COLUMNS = {
   merchant_id: 'text',
   url: 'text',
   body: 'text',
+  event_id: 'text',
   status: 'text',
   attempts: 'integer',
   max_attempts: 'integer',

@@ -10,6 +10,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import type { DatabaseKind } from './database.ts';
+import { webhookSecrets } from './webhook-secrets.migration.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
@@ -393,6 +394,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0003_dashboard': dashboard(kind),
         '0004_dashboard_hardening': dashboardHardening(),
         '0005_hot_path_plans': hotPathPlans(),
+        '0009_webhook_secrets': webhookSecrets(),
         '0010_outage_recovery': outageRecovery(),
       };
     },

@@ -16,6 +16,9 @@ export interface MerchantTable {
   vpa: string;
   /** HMAC key for callbacks. Kept as is because signing needs it; never logged or returned after creation. */
   webhook_secret: string;
+  /** The secret before the last rotation; it signs beside the current one until `previous_secret_until`. */
+  previous_webhook_secret: string | null;
+  previous_secret_until: number | null;
   created_at: number;
 }
 
@@ -116,6 +119,8 @@ export interface CallbackDeliveryTable {
   url: string;
   /** The exact bytes sent, so every attempt and its signature carry the same text. */
   body: string;
+  /** `webhook-id`: one per event (a final status, a reversal, a refund's final status), kept by its resends. */
+  event_id: string;
   status: DeliveryStatus;
   attempts: number;
   max_attempts: number;

@@ -66,8 +66,31 @@ export async function revokeKeys(db: Kysely<Tables>, merchantId: string, at: num
 export async function updateMerchant(
   db: Kysely<Tables>,
   id: string,
-  changes: Partial<Pick<MerchantTable, 'status' | 'webhook_secret' | 'callback_url'>>,
+  changes: Partial<Pick<MerchantTable, 'status' | 'callback_url'>>,
 ): Promise<boolean> {
   const result = await db.updateTable('merchants').set(changes).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Puts `secret` in place of the merchant's webhook secret, which becomes the previous one until
+ * `previousUntil` (null: none). One statement, so rotations at the same time each keep the secret
+ * they replaced.
+ */
+export async function rotateWebhookSecret(
+  db: Kysely<Tables>,
+  id: string,
+  secret: string,
+  previousUntil: number | null,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('merchants')
+    .set((eb) => ({
+      webhook_secret: secret,
+      previous_webhook_secret: previousUntil === null ? null : eb.ref('webhook_secret'),
+      previous_secret_until: previousUntil,
+    }))
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { normalUrl } from '../payments/urls.ts';
+import { randomBytes } from 'node:crypto';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
 import {
   countMerchants,
@@ -17,6 +18,7 @@ import {
   insertMerchant,
   listMerchants,
   revokeKeys,
+  rotateWebhookSecret,
   updateMerchant,
   type KeyOwner,
 } from './merchants.repository.ts';
@@ -50,6 +52,13 @@ export interface CreatedMerchant {
   api_key: string;
   webhook_secret: string;
   mode: MerchantMode;
+}
+
+export interface RotatedSecret {
+  merchant_id: string;
+  webhook_secret: string;
+  /** When the previous secret stops signing (ISO 8601), or null when it stopped at once. */
+  previous_secret_until: string | null;
 }
 
 export interface MerchantView {
@@ -108,8 +117,9 @@ function newApiKey(mode: MerchantMode): string {
   return `sk_${mode}_${base62(40)}`;
 }
 
+/** A secret as Standard Webhooks serialises one: `whsec_` + padded base64 of 32 random bytes. */
 function newWebhookSecret(): string {
-  return `whsec_${base62(40)}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 function toView(m: MerchantTable): MerchantView {
@@ -144,6 +154,8 @@ export class MerchantService {
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly now: () => number = Date.now,
+    /** WEBHOOK_SECRET_OVERLAP_S: how long a rotated-out webhook secret still signs. */
+    private readonly secretOverlapS = 86_400,
   ) {}
 
   async create(input: NewMerchant): Promise<CreatedMerchant> {
@@ -179,6 +191,8 @@ export class MerchantService {
       callback_url: normalUrl(input.callbackUrl),
       vpa: input.vpa || `${id.toLowerCase()}@paygate`,
       webhook_secret: webhookSecret,
+      previous_webhook_secret: null,
+      previous_secret_until: null,
       created_at: at,
     });
     await insertApiKey(tx, {
@@ -226,12 +240,23 @@ export class MerchantService {
     return { merchant_id: merchantId, api_key: apiKey };
   }
 
-  async rotateSecret(merchantId: string): Promise<{ merchant_id: string; webhook_secret: string }> {
+  /**
+   * Issues a new webhook secret. The one it replaces keeps signing beside it (a second
+   * `webhook-signature`) for the overlap, so that merchants can switch their verifiers without
+   * refusing a callback; a rotation within the overlap drops the oldest. Returns when the overlap
+   * ends, or null without one.
+   */
+  async rotateSecret(merchantId: string): Promise<RotatedSecret> {
     const webhookSecret = newWebhookSecret();
-    if (!(await updateMerchant(this.db, merchantId, { webhook_secret: webhookSecret }))) {
-      throw new MerchantNotFoundError(merchantId);
-    }
-    return { merchant_id: merchantId, webhook_secret: webhookSecret };
+    const at = this.now();
+    const until = this.secretOverlapS > 0 ? at + this.secretOverlapS * 1000 : null;
+    const rotated = await rotateWebhookSecret(this.db, merchantId, webhookSecret, until);
+    if (!rotated) throw new MerchantNotFoundError(merchantId);
+    return {
+      merchant_id: merchantId,
+      webhook_secret: webhookSecret,
+      previous_secret_until: until === null ? null : new Date(until).toISOString(),
+    };
   }
 
   /** Sets (or, with null, clears) the callback URL used when a request names none. */
