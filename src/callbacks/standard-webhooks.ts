@@ -24,11 +24,19 @@ export interface SigningSecrets {
  * (every base62 character is a base64 one, and 40 is a whole number of base64 quads).
  */
 export function signingKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  return Buffer.from(
+    secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret,
+    'base64',
+  );
 }
 
 /** One Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. */
-export function standardSignature(secret: string, webhookId: string, timestampS: number, body: string): string {
+export function standardSignature(
+  secret: string,
+  webhookId: string,
+  timestampS: number,
+  body: string,
+): string {
   const mac = createHmac('sha256', signingKey(secret)).update(`${webhookId}.${timestampS}.${body}`);
   return `v1,${mac.digest('base64')}`;
 }
