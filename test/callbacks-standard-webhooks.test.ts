@@ -1,13 +1,14 @@
 /**
  * Standard Webhooks as a merchant's server sees it (CONTRACT §7): real callbacks from a running
- * gateway, verified with the published `standardwebhooks` package and the secret as shown to the
- * merchant, before, during and after a rotation's overlap; retries and resends of one event.
+ * gateway, verified with the published `standardwebhooks` package (and the SDK) and the secret as
+ * shown to the merchant, before, during and after a rotation's overlap; retries and resends of one event.
  * The gateway's clock is a parameter: the overlap ends by moving it, not by waiting.
  */
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { PaygateSignatureError, verifyCallback as sdkVerify } from '../client/src/index.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, type Gateway } from './support/harness.ts';
 import { startReceiver, verifyCallback, type Received, type Receiver } from './support/receiver.ts';
@@ -44,6 +45,17 @@ function standardHeaders(r: Received): Record<string, string> {
 /** What the published library makes of a callback under `secret`: the parsed body, or its error. */
 function verifyStandard(secret: string, r: Received, raw = r.raw): unknown {
   return new Webhook(secret).verify(raw, standardHeaders(r));
+}
+
+/** What the SDK makes of it, given the request's headers as a merchant's framework would. */
+function sdkReason(secret: string, r: Received, now: number, raw = r.raw): string {
+  try {
+    sdkVerify({ rawBody: raw, headers: r.headers, secret, now: () => now, throwOnFailure: true });
+    return 'ok';
+  } catch (err) {
+    if (err instanceof PaygateSignatureError) return err.reason;
+    throw err;
+  }
 }
 
 /** A copy of `raw` with the byte at `i` changed (to another printable ASCII byte). */
@@ -118,6 +130,7 @@ for (const kind of DATABASES) {
         assert.ok(Math.abs(Number(h['webhook-timestamp']) - now() / 1000) < 30, 'the time of the attempt');
         assert.match(h['webhook-signature']!, /^v1,[A-Za-z0-9+/]{43}=$/, 'one signature');
         assert.deepEqual(verifyStandard(firstSecret, cb), JSON.parse(cb.raw));
+        assert.equal(sdkReason(firstSecret, cb, now()), 'ok');
         assert.ok(verifyCallback(firstSecret, cb.raw, cb.headers['x-verification-token'] as string));
 
         for (const i of [
@@ -154,6 +167,8 @@ for (const kind of DATABASES) {
         assert.equal(standardHeaders(cb)['webhook-signature']!.split(' ').length, 2);
         assert.deepEqual(verifyStandard(secondSecret, cb), JSON.parse(cb.raw));
         assert.deepEqual(verifyStandard(firstSecret, cb), JSON.parse(cb.raw));
+        assert.equal(sdkReason(firstSecret, cb, now()), 'ok');
+        assert.equal(sdkReason(secondSecret, cb, now()), 'ok');
         const token = cb.headers['x-verification-token'] as string;
         assert.ok(verifyCallback(secondSecret, cb.raw, token), 'the seed token uses the new secret');
         assert.ok(!verifyCallback(firstSecret, cb.raw, token));
@@ -164,6 +179,8 @@ for (const kind of DATABASES) {
         assert.equal(standardHeaders(cb)['webhook-signature']!.split(' ').length, 1);
         assert.deepEqual(verifyStandard(secondSecret, cb), JSON.parse(cb.raw));
         assert.throws(() => verifyStandard(firstSecret, cb), WebhookVerificationError);
+        assert.equal(sdkReason(firstSecret, cb, now()), 'signature_mismatch');
+        assert.equal(sdkReason(secondSecret, cb, now() + 301_000), 'stale_timestamp');
       }
     });
 

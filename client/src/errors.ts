@@ -79,3 +79,28 @@ export class PaygateNetworkError extends PaygateError {
     this.timedOut = init.timedOut;
   }
 }
+
+/** Why a callback was not verified. */
+export type SignatureFailure =
+  /** A header the check needs is missing, or sent more than once. */
+  | 'missing_header'
+  /** `webhook-timestamp` is not a whole number of seconds. */
+  | 'invalid_header'
+  /** `webhook-timestamp` is further from your clock than the tolerance (a replayed or delayed callback). */
+  | 'stale_timestamp'
+  /** No signature matches under any of the secrets given (another secret, or a changed body). */
+  | 'signature_mismatch'
+  /** The body is not a callback the seed's token can be checked on. */
+  | 'invalid_body'
+  /** The Standard Webhooks signature covers the raw bytes, and only the parsed body was given. */
+  | 'raw_body_required';
+
+/** A callback that did not verify (`verifyCallback(…, throwOnFailure: true)` and the handlers' `onRejected`). */
+export class PaygateSignatureError extends PaygateError {
+  readonly reason: SignatureFailure;
+
+  constructor(reason: SignatureFailure, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}

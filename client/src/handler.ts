@@ -5,13 +5,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PaygateCallback } from './types.js';
-import { parseCallback, signedFieldsFromBody, verifyCallback } from './verify.js';
+import { PaygateSignatureError } from './errors.js';
+import { parseCallback, verifyCallback } from './verify.js';
 
 export interface CallbackContext {
   /** `X-Callback-Attempt`: 1 for the first delivery, 2, 3, … for retries. */
   attempt: number;
   /** The body as received. */
   rawBody: string;
+  /** `webhook-id`: one per event, the same on its retries and resends; a key to process it once. */
+  webhookId: string | null;
 }
 
 export interface CallbackHandlerOptions {
@@ -23,13 +26,20 @@ export interface CallbackHandlerOptions {
    * answers 500 and the gateway retries later.
    */
   onCallback: (callback: PaygateCallback, context: CallbackContext) => void | Promise<void>;
-  /** Told why a request was refused (for your logs); never told the secret. */
+  /**
+   * Told why a request was refused (for your logs); never told the secret. For `signature`, the
+   * error is a `PaygateSignatureError` whose `reason` says what failed.
+   */
   onRejected?: (
     reason: 'signature' | 'body' | 'method' | 'too_large' | 'handler_error',
     error?: unknown,
   ) => void;
   /** Largest body read, in bytes. Default 64 KiB. */
   maxBodyBytes?: number;
+  /** How far `webhook-timestamp` may be from your clock, in seconds. Default 300. */
+  toleranceSeconds?: number;
+  /** Refuse callbacks without the Standard Webhooks headers. Default false. */
+  requireStandardWebhooks?: boolean;
 }
 
 export interface CallbackRequest {
@@ -61,21 +71,33 @@ export async function handleCallback(
     reject('method');
     return { status: 405, body: 'method not allowed\n' };
   }
-  const token = header(req.headers, 'x-verification-token');
+  const check = {
+    headers: req.headers,
+    secret: options.secret,
+    toleranceSeconds: options.toleranceSeconds,
+    requireStandardWebhooks: options.requireStandardWebhooks,
+    throwOnFailure: true as const,
+  };
   let callback: PaygateCallback | null = null;
   let rawBody = '';
-  if (req.rawBody !== undefined && req.rawBody !== null) {
-    rawBody = typeof req.rawBody === 'string' ? req.rawBody : Buffer.from(req.rawBody).toString('utf8');
-    if (verifyCallback({ rawBody, token, secret: options.secret })) callback = parseCallback(rawBody);
-  } else if (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body)) {
-    const body = req.body as Record<string, unknown>;
-    if (signedFieldsFromBody(body) && verifyCallback({ body, token, secret: options.secret })) {
+  let failure: unknown = new PaygateSignatureError('invalid_body', 'the callback has no JSON object body');
+  try {
+    if (req.rawBody !== undefined && req.rawBody !== null) {
+      rawBody = typeof req.rawBody === 'string' ? req.rawBody : Buffer.from(req.rawBody).toString('utf8');
+      verifyCallback({ ...check, rawBody });
+      callback = parseCallback(rawBody);
+    } else if (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body)) {
+      const body = req.body as Record<string, unknown>;
+      verifyCallback({ ...check, body });
       callback = body as unknown as PaygateCallback;
       rawBody = JSON.stringify(body);
     }
+  } catch (err) {
+    if (!(err instanceof PaygateSignatureError)) throw err;
+    failure = err;
   }
   if (!callback) {
-    reject('signature');
+    reject('signature', failure);
     return { status: 401, body: 'callback not verified\n' };
   }
   const attempt = Number(header(req.headers, 'x-callback-attempt') ?? '1');
@@ -83,6 +105,7 @@ export async function handleCallback(
     await options.onCallback(callback, {
       attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1,
       rawBody,
+      webhookId: header(req.headers, 'webhook-id') ?? null,
     });
   } catch (err) {
     reject('handler_error', err);

@@ -3,12 +3,20 @@
  * typed errors and safe retries; `verifyCallback` and the handlers check callback signatures.
  */
 export { Paygate, type PaygateOptions, type Created, type CallOptions } from './client.js';
-export { PaygateError, PaygateApiError, PaygateValidationError, PaygateNetworkError } from './errors.js';
+export {
+  PaygateError,
+  PaygateApiError,
+  PaygateValidationError,
+  PaygateNetworkError,
+  PaygateSignatureError,
+  type SignatureFailure,
+} from './errors.js';
 export {
   verifyCallback,
   parseCallback,
   callbackToken,
   formatCallbackAmount,
+  DEFAULT_TOLERANCE_SECONDS,
   type VerifyCallbackInput,
   type SignedFields,
 } from './verify.js';
@@ -22,6 +30,7 @@ export {
   type CallbackAnswer,
   type FastifyLike,
 } from './handler.js';
+export type { HeaderBag } from './standard-webhooks.js';
 export { OPERATIONS, type Operation, type OperationName } from './operations.js';
 export type { Field, FieldType } from './shape.js';
 export { SDK_VERSION } from './version.js';

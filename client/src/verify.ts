@@ -1,10 +1,15 @@
 /**
- * Callback verification (docs/integration.md, "Verifying a callback"): `X-Verification-Token` is
- * the lowercase hex HMAC-SHA256, keyed by the webhook secret, of `payment_id:amount:status`, with
- * the amount as the text written in the body. Compared in constant time; anything missing means "not verified".
+ * Callback verification (docs/integration.md, "Verifying a callback"). Given the request's
+ * headers, the Standard Webhooks signature (`webhook-signature`, over the id, the attempt's time
+ * and the whole body) is checked when the gateway sent one. Otherwise, or with the token alone,
+ * `X-Verification-Token`: the lowercase hex HMAC-SHA256, keyed by the webhook secret, of
+ * `payment_id:amount:status`, with the amount as the text written in the body. Compared in
+ * constant time; anything missing means "not verified".
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readBody } from './callback-json.js';
+import { PaygateSignatureError, type SignatureFailure } from './errors.js';
+import { checkStandardSignature, headerValue, standardHeaders, type HeaderBag } from './standard-webhooks.js';
 import type { PaygateCallback } from './types.js';
 
 export interface VerifyCallbackInput {
@@ -12,11 +17,27 @@ export interface VerifyCallbackInput {
   rawBody?: string | Uint8Array;
   /** The parsed body, when the raw bytes are gone; the amount is then written with two decimals. */
   body?: Record<string, unknown> | null;
-  /** The `X-Verification-Token` header as your framework gives it. */
-  token: string | readonly string[] | null | undefined;
+  /** The `X-Verification-Token` header as your framework gives it; read from `headers` when absent. */
+  token?: string | readonly string[] | null | undefined;
+  /**
+   * The request's headers. With them the Standard Webhooks signature is checked whenever the
+   * callback carries one (it needs `rawBody`), and the seed's token only when it does not.
+   */
+  headers?: HeaderBag;
   /** The webhook secret; several during a rotation (any one may match). */
   secret: string | readonly string[];
+  /** How far `webhook-timestamp` may be from your clock, in seconds. Default 300. */
+  toleranceSeconds?: number;
+  /** Refuse callbacks without the Standard Webhooks headers (`missing_header`). Default false. */
+  requireStandardWebhooks?: boolean;
+  /** Throw a `PaygateSignatureError` saying why, instead of returning false. */
+  throwOnFailure?: boolean;
+  /** Your clock, in epoch milliseconds (for tests). Default Date.now. */
+  now?: () => number;
 }
+
+/** The default tolerance of `webhook-timestamp`, in seconds. */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** What is signed, read from a callback body. */
 export interface SignedFields {
@@ -87,23 +108,39 @@ function secretsOf(secret: VerifyCallbackInput['secret']): string[] {
   return list;
 }
 
-/**
- * True when the callback is authentic. Give `rawBody` whenever you can; `body` (already parsed)
- * works too, because the gateway always writes the amount with two decimals.
- */
-export function verifyCallback(input: VerifyCallbackInput): boolean {
-  const secrets = secretsOf(input.secret);
-  const token = singleToken(input.token);
-  if (token === null) return false;
-  let fields: SignedFields | null = null;
-  if (input.rawBody !== undefined && input.rawBody !== null) {
-    const text =
-      typeof input.rawBody === 'string' ? input.rawBody : Buffer.from(input.rawBody).toString('utf8');
-    fields = signedFieldsFromRaw(text);
-  } else if (input.body && typeof input.body === 'object') {
-    fields = signedFieldsFromBody(input.body);
+function fail(reason: SignatureFailure, message: string): never {
+  throw new PaygateSignatureError(reason, message);
+}
+
+function rawText(rawBody: VerifyCallbackInput['rawBody']): string | null {
+  if (rawBody === undefined || rawBody === null) return null;
+  return typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
+}
+
+/** Returns when the callback is authentic; throws a `PaygateSignatureError` saying why not. */
+function check(input: VerifyCallbackInput, secrets: string[]): void {
+  const raw = rawText(input.rawBody);
+  const standard = standardHeaders(input.headers);
+  if (standard && raw !== null) {
+    checkStandardSignature({
+      rawBody: raw,
+      headers: standard,
+      secrets,
+      toleranceSeconds: input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
+      now: (input.now ?? Date.now)(),
+    });
+    return;
   }
-  if (!fields) return false;
+  if (input.requireStandardWebhooks) {
+    if (standard) fail('raw_body_required', 'the Standard Webhooks signature needs the raw body');
+    fail('missing_header', 'the callback carries no webhook-id, webhook-timestamp and webhook-signature');
+  }
+  const token = singleToken(input.token ?? headerValue(input.headers, 'x-verification-token'));
+  if (token === null) fail('missing_header', 'the X-Verification-Token header is missing or repeated');
+  let fields: SignedFields | null = null;
+  if (raw !== null) fields = signedFieldsFromRaw(raw);
+  else if (input.body && typeof input.body === 'object') fields = signedFieldsFromBody(input.body);
+  if (!fields) fail('invalid_body', 'the body is not a callback with payment_id, amount and status');
   const given = Buffer.from(token, 'utf8');
   let match = false;
   for (const secret of secrets) {
@@ -111,7 +148,27 @@ export function verifyCallback(input: VerifyCallbackInput): boolean {
     // Lengths are public (64 hex digits); only equal-length buffers go to the constant-time compare.
     if (given.length === expected.length && timingSafeEqual(given, expected)) match = true;
   }
-  return match;
+  if (!match) fail('signature_mismatch', 'X-Verification-Token does not match the webhook secret');
+}
+
+/**
+ * True when the callback is authentic. Give `rawBody` whenever you can; `body` (already parsed)
+ * works too for the seed's token, because the gateway always writes the amount with two
+ * decimals. Give `headers` to check the Standard Webhooks signature, which also covers the rest
+ * of the body and the time of the attempt. With `throwOnFailure`, a callback that does not verify
+ * throws a `PaygateSignatureError` whose `reason` says why.
+ */
+export function verifyCallback(input: VerifyCallbackInput & { throwOnFailure: true }): true;
+export function verifyCallback(input: VerifyCallbackInput): boolean;
+export function verifyCallback(input: VerifyCallbackInput): boolean {
+  const secrets = secretsOf(input.secret);
+  try {
+    check(input, secrets);
+    return true;
+  } catch (err) {
+    if (err instanceof PaygateSignatureError && !input.throwOnFailure) return false;
+    throw err;
+  }
 }
 
 /**
