@@ -17,6 +17,7 @@ describe('config', () => {
     assert.equal(c.callbackRetryIntervalMs, 30_000);
     assert.equal(c.callbackTimeoutMs, 10_000);
     assert.equal(c.allowPrivateCallbackUrls, false);
+    assert.equal(c.webhookSecretOverlapS, 86_400);
     assert.equal(c.sandboxPayoutSettleMs, 2000);
     assert.equal(c.payinExpiryS, 900);
     assert.equal(c.rateLimitPerMinute, 6000);
@@ -37,6 +38,7 @@ describe('config', () => {
       CALLBACK_RETRY_INTERVAL_MS: '100',
       CALLBACK_TIMEOUT_MS: '250',
       ALLOW_PRIVATE_CALLBACK_URLS: 'true',
+      WEBHOOK_SECRET_OVERLAP_S: '0',
       SANDBOX_PAYOUT_SETTLE_MS: '0',
       PAYIN_EXPIRY_S: '1',
       RATE_LIMIT_PER_MINUTE: '0',
@@ -53,6 +55,7 @@ describe('config', () => {
     assert.equal(c.callbackRetryIntervalMs, 100);
     assert.equal(c.callbackTimeoutMs, 250);
     assert.equal(c.allowPrivateCallbackUrls, true);
+    assert.equal(c.webhookSecretOverlapS, 0);
     assert.equal(c.sandboxPayoutSettleMs, 0);
     assert.equal(c.payinExpiryS, 1);
     assert.equal(c.rateLimitPerMinute, 0);
@@ -82,6 +85,8 @@ describe('config', () => {
       { RATE_LIMIT_PER_MINUTE: '-5' },
       { SANDBOX_PAYOUT_SETTLE_MS: '1s' },
       { ALLOW_PRIVATE_CALLBACK_URLS: 'maybe' },
+      { WEBHOOK_SECRET_OVERLAP_S: '1d' },
+      { WEBHOOK_SECRET_OVERLAP_S: '2592001' },
       { SUPPORTED_CURRENCIES: 'inr' },
       { SUPPORTED_CURRENCIES: ',' },
       { LOG_LEVEL: 'loud' },

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { ERROR_STATUS } from '../../src/errors.ts';
 
 const guide = readFileSync(new URL('../../docs/integration.md', import.meta.url), 'utf8');
@@ -58,6 +59,31 @@ print(json.dumps(bad))`;
         guide.includes(`X-Verification-Token: ${promised}`),
         'the sample callback carries the same token',
       );
+    },
+  );
+
+  it(
+    'Standard Webhooks: the openssl lines and the standardwebhooks package give the sample callback its signature',
+    { skip: has('openssl', ['version']) ? false : 'openssl is not installed' },
+    () => {
+      const sample = /^POST \/paygate\/callback HTTP\/1\.1\n([\s\S]*?)\n\n(\{.*\})$/m.exec(guide);
+      assert.ok(sample, 'the sample callback');
+      const headers = Object.fromEntries(
+        sample[1]!
+          .split('\n')
+          .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 2)]),
+      );
+      const body = sample[2]!;
+      const secret = /^SECRET=(\S+)$/m.exec(block('sh', 'openssl dgst -sha256 -hmac'))![1]!;
+      const sh = block('sh', 'hexkey');
+      const promised = /echo "\$SIGNATURE"\s+# (\S+)/.exec(sh)?.[1];
+      const script = `SECRET='${secret}'\nBODY='${body}'\n${sh.replace(/^echo.*$/m, 'printf %s "$SIGNATURE"')}`;
+      const r = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, promised);
+      assert.equal(headers['webhook-signature'], promised);
+      const at = new Date(Number(headers['webhook-timestamp']) * 1000);
+      assert.equal(new Webhook(secret).sign(headers['webhook-id']!, at, body), promised);
     },
   );
 
