@@ -12,7 +12,7 @@ const port = Number(process.env.RECEIVER_PORT ?? 0);
 /** payment_id → arrival time (epoch ms) of its first callback. */
 const receipts = new Map<string, number>();
 let duplicates = 0;
-const samples: { body: string; token: string; attempt: string }[] = [];
+const samples: { body: string; token: string; attempt: string; headers: Record<string, string> }[] = [];
 let held: http.ServerResponse[] = [];
 let holding = false;
 
@@ -56,6 +56,12 @@ const server = http.createServer((req, res) => {
         body,
         token: String(req.headers['x-verification-token'] ?? ''),
         attempt: String(req.headers['x-callback-attempt'] ?? ''),
+        headers: Object.fromEntries(
+          ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [
+            h,
+            String(req.headers[h] ?? ''),
+          ]),
+        ),
       });
     }
     if (holding) held.push(res);
