@@ -17,8 +17,9 @@ export function webhookSecrets(): Migration {
       // Deliveries made before: the resends of an event (same transaction, same body) take the
       // id of its first delivery, as new resends do.
       await sql`update callback_deliveries set event_id = 'msg_' || substr((
-          select min(d.id) from callback_deliveries as d
+          select d.id from callback_deliveries as d
           where d.payment_id = callback_deliveries.payment_id and d.body = callback_deliveries.body
+          order by d.created_at, d.id limit 1
         ), 5)`.execute(db);
     },
   };

@@ -4,11 +4,11 @@
  * does not pay a database round-trip for its key, while a rotated or disabled key stops working
  * within `KEY_CACHE_MS`.
  */
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { normalUrl } from '../payments/urls.ts';
-import { randomBytes } from 'node:crypto';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
 import {
   countMerchants,
