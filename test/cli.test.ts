@@ -184,6 +184,54 @@ for (const kind of DATABASES) {
   });
 }
 
+for (const kind of DATABASES) {
+  describe(`paygate merchant rotate-secret on ${kind}`, { skip: await skipFor(kind) }, () => {
+    it('shows the new secret once and when the previous one stops signing beside it', async () => {
+      const db: TestDatabase = await createDatabase(kind);
+      const env = { DATABASE_URL: db.url, WEBHOOK_SECRET_OVERLAP_S: '3600' };
+      try {
+        const created = oneObject(await paygate(['merchant', 'create', '--name', 'Rotating', '--json'], env));
+        assert.match(created.webhook_secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+        const id = created.merchant_id;
+        const before = Date.now();
+        const rotated = oneObject(
+          await paygate(['merchant', 'rotate-secret', '--merchant', id, '--json'], env),
+        );
+        assert.deepEqual(Object.keys(rotated).sort(), [
+          'merchant_id',
+          'previous_secret_until',
+          'webhook_secret',
+        ]);
+        assert.match(rotated.webhook_secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+        assert.notEqual(rotated.webhook_secret, created.webhook_secret);
+        const until = Date.parse(rotated.previous_secret_until);
+        assert.ok(
+          until >= before + 3_600_000 && until <= Date.now() + 3_600_000,
+          rotated.previous_secret_until,
+        );
+
+        const text = await paygate(['merchant', 'rotate-secret', '--merchant', id], env);
+        assert.equal(text.status, 0, text.stderr);
+        assert.match(
+          text.stdout,
+          /^webhook_secret: whsec_\S{44}\n\(shown once; callbacks are signed with it from now on, and with the previous one beside it until \d{4}-\d\d-\d\dT[\d:.]+Z\)\n$/,
+        );
+        const noOverlap = oneObject(
+          await paygate(['merchant', 'rotate-secret', '--merchant', id, '--json'], {
+            ...env,
+            WEBHOOK_SECRET_OVERLAP_S: '0',
+          }),
+        );
+        assert.equal(noOverlap.previous_secret_until, null);
+        const row = await paygate(['merchant', 'list', '--json'], env);
+        assert.ok(!row.stdout.includes(noOverlap.webhook_secret) && !row.stdout.includes('whsec_'));
+      } finally {
+        await db.drop();
+      }
+    });
+  });
+}
+
 describe('paygate start-up with a bad setting', () => {
   it('stops with one line naming the setting and a non-zero exit', async () => {
     const cases: [Record<string, string>, RegExp][] = [

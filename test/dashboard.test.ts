@@ -539,6 +539,33 @@ for (const kind of DATABASES) {
       );
     });
 
+    it('developers page: after a webhook secret rotation it shows when the previous secret stops signing, until it has', async () => {
+      const saved = clock;
+      try {
+        const shop = await session('shop@example.com');
+        const overlap = (until: number) =>
+          new RegExp(`id="secret-overlap"[^<]*<time datetime="${new Date(until).toISOString()}">`);
+        assert.doesNotMatch((await get(shop, '/dashboard/developers')).body, /secret-overlap/);
+        const rotated = await post(shop, '/dashboard/developers/rotate-secret', {});
+        assert.equal(rotated.statusCode, 200);
+        const until = clock + 86_400_000;
+        assert.match(rotated.body, overlap(until));
+        assert.match((await get(shop, '/dashboard/developers')).body, overlap(until));
+        const ops = await session('ops@example.com');
+        assert.match(
+          (await get(ops, `/dashboard/merchants/${gw.merchant.merchant_id}`)).body,
+          overlap(until),
+        );
+
+        clock = until;
+        const later = await get(await session('shop@example.com'), '/dashboard/developers');
+        assert.equal(later.statusCode, 200);
+        assert.doesNotMatch(later.body, /secret-overlap/);
+      } finally {
+        clock = saved;
+      }
+    });
+
     it('operator actions are recorded with who, when and what, and listed; the resend limit holds in the dashboard', async () => {
       const ops = await session('ops@example.com');
       const m = await gw.newMerchant();

@@ -101,9 +101,12 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
         await audit(d, 'rotate_secret', rotated.merchant_id, 'rotated the webhook secret');
         return rotated;
       });
+      const overlap = r.previous_secret_until
+        ? `, and with the previous one beside it until ${r.previous_secret_until}`
+        : '';
       out(
         { ...r },
-        `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on)`,
+        `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on${overlap})`,
       );
       return 0;
     },

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
-import type { MerchantStatus, Tables } from '../db/schema.ts';
+import type { MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
 import { listExceptions } from '../live/exceptions.repository.ts';
@@ -92,6 +92,12 @@ export class DashboardService {
 
   merchant(id: string) {
     return this.services.merchants.get(id);
+  }
+
+  /** When the merchant's previous webhook secret stops signing, or null when it no longer does. */
+  secretOverlapUntil(m: Pick<MerchantTable, 'previous_secret_until'>): number | null {
+    const until = m.previous_secret_until === null ? null : Number(m.previous_secret_until);
+    return until !== null && until > this.now() ? until : null;
   }
 
   /** Balances in every currency; volume and success rate by day in one (amounts of two currencies do not add up). */

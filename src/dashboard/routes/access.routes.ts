@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
 import { page } from '../views/layout.ts';
-import { activityTable, accessActions, merchantFacts, secretShown } from '../views/manage.ts';
+import { activityTable, accessActions, merchantFacts, secretOverlap, secretShown } from '../views/manage.ts';
 import { field, form, html, redirect, type DashboardContext } from './http.ts';
 
 /** Rotate-key, rotate-secret and callback-url actions under `path`, for the merchant `merchantOf` names. */
@@ -38,7 +38,13 @@ export function accessRoutes(
       200,
       page(
         frame(req, active, 'New webhook secret', null),
-        secretShown('webhook-secret', 'Webhook secret', r.webhook_secret, back(req)),
+        secretShown(
+          'webhook-secret',
+          'Webhook secret',
+          r.webhook_secret,
+          back(req),
+          secretOverlap(r.previous_secret_until === null ? null : Date.parse(r.previous_secret_until)),
+        ),
       ),
     );
   });
@@ -62,7 +68,7 @@ export function developerRoutes(app: FastifyInstance, ctx: DashboardContext): vo
       200,
       page(
         frame(req, 'developers', 'Developers'),
-        `${merchantFacts(m)}${accessActions(u, m, '/dashboard/developers')}<section aria-labelledby="act-h"><h2 id="act-h">Activity</h2>${activityTable(activity, false)}</section>`,
+        `${merchantFacts(m)}${accessActions(u, m, '/dashboard/developers', dashboard.secretOverlapUntil(m))}<section aria-labelledby="act-h"><h2 id="act-h">Activity</h2>${activityTable(activity, false)}</section>`,
       ),
     );
   });

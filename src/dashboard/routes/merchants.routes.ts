@@ -45,7 +45,10 @@ export function merchantRoutes(ops: FastifyInstance, ctx: DashboardContext): voi
     return html(
       reply,
       200,
-      page(frame(req, 'merchants', m.name), merchantBody(user(req), m, wallets, currencies, activity)),
+      page(
+        frame(req, 'merchants', m.name),
+        merchantBody(user(req), m, wallets, currencies, activity, dashboard.secretOverlapUntil(m)),
+      ),
     );
   });
 

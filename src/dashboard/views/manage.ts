@@ -42,11 +42,26 @@ ${scrollTable(`Ledger entries of the ${account} balance`, ['Time (IST)', 'Kind',
 <nav class="pager" aria-label="Pages"><span></span>${next ? `<a rel="next" href="${esc(`${base}${sep}before=${next}`)}">Older entries</a>` : ''}</nav>`;
 }
 
-/** What a merchant's user (or an operator on a merchant's page) can change about its access. */
-export function accessActions(user: DashboardUser, merchant: MerchantTable, base: string): string {
+/** When the previous webhook secret stops signing, or nothing once it has. */
+export function secretOverlap(until: number | null): string {
+  return until === null
+    ? ''
+    : `<p id="secret-overlap">The previous webhook secret signs callbacks beside the current one until ${timeCell(until)} (IST); after that, only the current one.</p>`;
+}
+
+/**
+ * What a merchant's user (or an operator on a merchant's page) can change about its access.
+ * `overlapUntil`: when the previous webhook secret stops signing, or null when it no longer does.
+ */
+export function accessActions(
+  user: DashboardUser,
+  merchant: MerchantTable,
+  base: string,
+  overlapUntil: number | null,
+): string {
   return `<section class="card" aria-labelledby="keys-h"><h2 id="keys-h">API key and webhook secret</h2>
-<p class="muted">A new API key is shown once; the old key stops working within 2 seconds. Callbacks are signed with the new webhook secret from the next one on.</p>
-<div class="actions">${postButton(user, `${base}/rotate-key`, 'Rotate API key', 'danger')}${postButton(user, `${base}/rotate-secret`, 'Rotate webhook secret', 'secondary')}</div></section>
+<p class="muted">A new API key is shown once; the old key stops working within 2 seconds. A new webhook secret is shown once; for a while after it, callbacks carry signatures by the new and the previous secret, so your verifier can switch without refusing one.</p>
+${secretOverlap(overlapUntil)}<div class="actions">${postButton(user, `${base}/rotate-key`, 'Rotate API key', 'danger')}${postButton(user, `${base}/rotate-secret`, 'Rotate webhook secret', 'secondary')}</div></section>
 <section class="card" aria-labelledby="cb-h"><h2 id="cb-h">Default callback URL</h2>
 <p class="muted">Used when a creation request names no <code>callback_url</code>. Leave empty for none.</p>
 <form class="inline" method="post" action="${esc(`${base}/callback-url`)}">${csrfField(user)}<label for="callback-url">Callback URL<input id="callback-url" name="callback_url" type="url" value="${esc(merchant.callback_url ?? '')}" maxlength="512"></label><button class="btn" type="submit">Save</button></form></section>`;
@@ -56,10 +71,10 @@ export function merchantFacts(m: MerchantTable): string {
   return `<section class="card"><dl class="facts"><dt>Merchant ID</dt><dd class="mono">${esc(m.id)}</dd><dt>Name</dt><dd>${esc(m.name)}</dd><dt>Mode</dt><dd>${m.mode}</dd><dt>Status</dt><dd>${m.status}</dd><dt>UPI id</dt><dd class="mono">${esc(m.vpa)}</dd><dt>Created (IST)</dt><dd>${timeCell(m.created_at)}</dd></dl></section>`;
 }
 
-export function secretShown(id: string, label: string, value: string, back: string): string {
+export function secretShown(id: string, label: string, value: string, back: string, note = ''): string {
   return `<section class="card" aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(label)}</h2>
 <p>Copy it now: it is shown once and cannot be shown again.</p>
-<output class="secret" id="${id}-value">${esc(value)}</output>
+<output class="secret" id="${id}-value">${esc(value)}</output>${note}
 <p><a href="${esc(back)}">Done</a></p></section>`;
 }
 
@@ -106,6 +121,7 @@ export function merchantBody(
   wallets: { currency: string; available: number; held: number }[],
   currencies: readonly string[],
   activity: AuditRow[],
+  overlapUntil: number | null,
 ): string {
   const base = `/dashboard/merchants/${m.id}`;
   const balances = wallets.map(
@@ -120,7 +136,7 @@ export function merchantBody(
     'INR',
   )}</select></label><button class="btn" type="submit">Credit wallet</button></form></section>
 <section class="card" aria-labelledby="status-h"><h2 id="status-h">Access</h2><p>The merchant is <strong>${m.status}</strong>.</p><div class="actions">${m.status === 'active' ? postButton(user, `${base}/status`, 'Disable merchant', 'danger', '<input type="hidden" name="status" value="disabled">') : postButton(user, `${base}/status`, 'Enable merchant', '', '<input type="hidden" name="status" value="active">')}</div></section>
-${accessActions(user, m, base)}
+${accessActions(user, m, base, overlapUntil)}
 <section aria-labelledby="act-h"><h2 id="act-h">Activity</h2>${activityTable(activity, false)}</section>`;
 }
 
