@@ -16,6 +16,7 @@ for (const kind of DATABASES) {
   describe(`migration 0009_webhook_secrets on ${kind}`, { skip: await skipFor(kind) }, () => {
     let testDb: TestDatabase;
     let database: Database;
+    const extra: TestDatabase[] = [];
 
     before(async () => {
       testDb = await createDatabase(kind);
@@ -25,6 +26,7 @@ for (const kind of DATABASES) {
     after(async () => {
       await database.close();
       await testDb.drop();
+      for (const d of extra) await d.drop();
     });
 
     it('gives earlier deliveries the webhook-id of their event, which later resends keep', async () => {
@@ -71,7 +73,7 @@ for (const kind of DATABASES) {
         ])
         .execute();
 
-      assert.deepEqual(await migrate(database), ['0009_webhook_secrets']);
+      assert.ok((await migrate(database)).includes('0009_webhook_secrets'));
 
       const rows = await database.db
         .selectFrom('callback_deliveries')
@@ -105,6 +107,25 @@ for (const kind of DATABASES) {
         .select(['previous_webhook_secret', 'previous_secret_until'])
         .executeTakeFirstOrThrow();
       assert.deepEqual(merchant, { previous_webhook_secret: null, previous_secret_until: null });
+    });
+
+    it('is applied to a database that already ran a later migration', async () => {
+      const other = openDatabase((await createDatabase(kind).then((d) => (extra.push(d), d))).url);
+      try {
+        const all = await migrationProvider(other.kind).getMigrations();
+        const { ['0009_webhook_secrets']: _mine, ...without } = all;
+        const earlier = new Migrator({ db: other.db, provider: { getMigrations: async () => without } });
+        const { error, results } = await earlier.migrateToLatest();
+        assert.equal(error, undefined);
+        assert.ok(
+          results!.some((r) => r.migrationName > '0009_webhook_secrets'),
+          'a later migration ran',
+        );
+        assert.deepEqual(await migrate(other), ['0009_webhook_secrets']);
+        await other.db.selectFrom('callback_deliveries').select('event_id').execute();
+      } finally {
+        await other.close();
+      }
     });
   });
 }

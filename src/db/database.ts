@@ -317,7 +317,13 @@ export async function migrateWhenReachable(
  * the busy timeout), and a run refused anyway is simply repeated.
  */
 export async function migrate(database: Database): Promise<string[]> {
-  const migrator = new Migrator({ db: database.db, provider: migrationProvider(database.kind) });
+  const migrator = new Migrator({
+    db: database.db,
+    provider: migrationProvider(database.kind),
+    // Migration numbers are handed out to work in progress, which lands in any order: a database
+    // that already ran a later one still takes an earlier one that arrives after it.
+    allowUnorderedMigrations: true,
+  });
   const exclusive = database.kind === 'sqlite';
   for (let attempt = 1; ; attempt++) {
     let run: Awaited<ReturnType<Migrator['migrateToLatest']>>;
