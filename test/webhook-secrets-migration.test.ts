@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { Migrator, type Kysely } from 'kysely';
 import { enqueueDelivery } from '../src/callbacks/outbox.repository.ts';
 import { migrate, openDatabase, type Database } from '../src/db/database.ts';
-import { migrationProvider } from '../src/db/migrations.ts';
+import { migrationProvider } from '../src/db/migration-provider.ts';
 import { createDatabase, DATABASES, type TestDatabase } from './support/databases.ts';
 import { skipFor } from './support/harness.ts';
 

@@ -19,7 +19,7 @@ import {
   type SelectQueryBuilder,
 } from 'kysely';
 import type { Tables } from './schema.ts';
-import { migrationProvider } from './migrations.ts';
+import { migrationProvider } from './migration-provider.ts';
 import { SqliteReads } from './sqlite-reads.ts';
 import { connectionLog, silentLogger, type ConnectionLog, type DatabaseLogger } from './connection-health.ts';
 import { PgListener } from './pg-listener.ts';

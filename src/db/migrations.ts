@@ -2,15 +2,8 @@
  * The one set of migrations for SQLite and PostgreSQL. Each is written with kysely's schema
  * builder; the only dialect difference is how an auto-increment key is spelled.
  */
-import {
-  sql,
-  type ColumnDefinitionBuilder,
-  type Kysely,
-  type Migration,
-  type MigrationProvider,
-} from 'kysely';
+import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from 'kysely';
 import type { DatabaseKind } from './database.ts';
-import { webhookSecrets } from './webhook-secrets.migration.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
@@ -384,19 +377,14 @@ function hotPathPlans(): Migration {
   };
 }
 
-/** Migrations in order; names sort lexically, which is the order kysely applies them in. */
-export function migrationProvider(kind: DatabaseKind): MigrationProvider {
+/** The migrations written in this file, by name (`migration-provider.ts` adds the others). */
+export function coreMigrations(kind: DatabaseKind): Record<string, Migration> {
   return {
-    async getMigrations() {
-      return {
-        '0001_initial': initial(kind),
-        '0002_live_channels': liveChannels(kind),
-        '0003_dashboard': dashboard(kind),
-        '0004_dashboard_hardening': dashboardHardening(),
-        '0005_hot_path_plans': hotPathPlans(),
-        '0009_webhook_secrets': webhookSecrets(),
-        '0010_outage_recovery': outageRecovery(),
-      };
-    },
+    '0001_initial': initial(kind),
+    '0002_live_channels': liveChannels(kind),
+    '0003_dashboard': dashboard(kind),
+    '0004_dashboard_hardening': dashboardHardening(),
+    '0005_hot_path_plans': hotPathPlans(),
+    '0010_outage_recovery': outageRecovery(),
   };
 }

@@ -1,0 +1,16 @@
+/**
+ * Every migration, for SQLite and PostgreSQL. Names sort lexically, which is the order kysely
+ * applies them in; each larger migration lives in a file of its own and is listed here.
+ */
+import type { MigrationProvider } from 'kysely';
+import type { DatabaseKind } from './database.ts';
+import { coreMigrations } from './migrations.ts';
+import { webhookSecrets } from './webhook-secrets.migration.ts';
+
+export function migrationProvider(kind: DatabaseKind): MigrationProvider {
+  return {
+    async getMigrations() {
+      return { ...coreMigrations(kind), '0009_webhook_secrets': webhookSecrets() };
+    },
+  };
+}
