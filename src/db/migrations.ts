@@ -10,6 +10,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import type { DatabaseKind } from './database.ts';
+import { reconciliation } from './reconciliation.migration.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
@@ -394,6 +395,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0004_dashboard_hardening': dashboardHardening(),
         '0005_hot_path_plans': hotPathPlans(),
         '0010_outage_recovery': outageRecovery(),
+        '0012_reconciliation': reconciliation(kind),
       };
     },
   };
