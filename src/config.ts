@@ -197,7 +197,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 function reconcileAt(env: Env): number {
   const raw = env.RECONCILE_AT?.trim() || '02:00';
   const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(raw);
-  if (!m) throw new ConfigError(`RECONCILE_AT must be a time of day in IST as HH:MM, got "${env.RECONCILE_AT}"`);
+  if (!m)
+    throw new ConfigError(`RECONCILE_AT must be a time of day in IST as HH:MM, got "${env.RECONCILE_AT}"`);
   return Number(m[1]) * 60 + Number(m[2]);
 }
 

@@ -190,7 +190,8 @@ export class SetuChannel implements Channel {
     // A QR that nobody paid may be answered 404 (no payment) rather than an empty list.
     if (answer.status === 404 && answer.body?.code === 'not-found') return [];
     const payments = answer.body?.payments;
-    if (answer.status !== 200 || !Array.isArray(payments)) throw failureOf(this.name, 'payment_history', answer);
+    if (answer.status !== 200 || !Array.isArray(payments))
+      throw failureOf(this.name, 'payment_history', answer);
     return payments.filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null);
   }
 

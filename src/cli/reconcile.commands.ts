@@ -1,7 +1,11 @@
 /** `reconcile`: compares a day of live transactions with what Setu and Cashfree hold (CONTRACT §13). */
 import { liveChannels } from '../services.ts';
 import { badDate, istYesterday } from '../reconcile/ist-day.ts';
-import { RECONCILE_CHANNELS, ReconcileService, type ReconcileChannel } from '../reconcile/reconcile.service.ts';
+import {
+  RECONCILE_CHANNELS,
+  ReconcileService,
+  type ReconcileChannel,
+} from '../reconcile/reconcile.service.ts';
 import { table, UsageError, withDatabase, type CommandSpec } from './command.ts';
 
 export const RECONCILE_COMMANDS: Record<string, CommandSpec> = {

@@ -29,7 +29,11 @@ export function reconciliation(kind: DatabaseKind): Migration {
         .addColumn('unreadable', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('opened', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
-      await db.schema.createIndex('reconcile_runs_date').on('reconcile_runs').columns(['date', 'id']).execute();
+      await db.schema
+        .createIndex('reconcile_runs_date')
+        .on('reconcile_runs')
+        .columns(['date', 'id'])
+        .execute();
 
       await db.schema
         .createTable('reconcile_mismatches')

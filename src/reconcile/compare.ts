@@ -24,8 +24,12 @@ function paygateValue(t: ReconcileTxn): string {
 
 /** A provider's text as a value to store and compare: printable, bounded. */
 function text(v: unknown): string {
-  const s = typeof v === 'string' ? v : typeof v === 'number' ? String(v) : v == null ? '' : JSON.stringify(v);
-  return s.replace(/[^\x20-\x7e]/g, '').trim().slice(0, 64);
+  const s =
+    typeof v === 'string' ? v : typeof v === 'number' ? String(v) : v == null ? '' : JSON.stringify(v);
+  return s
+    .replace(/[^\x20-\x7e]/g, '')
+    .trim()
+    .slice(0, 64);
 }
 
 const CASHFREE_VIEW: Record<string, View> = {

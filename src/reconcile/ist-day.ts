@@ -29,7 +29,6 @@ export function badDate(date: string, now: number): string | null {
   return null;
 }
 
-
 /** The instant of `minutes` after midnight on an IST day. */
 export function istTimeOn(date: string, minutes: number): number {
   return istDayBounds(date).from + minutes * 60_000;

@@ -130,7 +130,12 @@ export interface RunCounts {
   opened: number;
 }
 
-export async function finishRun(db: Kysely<Tables>, id: number, counts: RunCounts, at: number): Promise<void> {
+export async function finishRun(
+  db: Kysely<Tables>,
+  id: number,
+  counts: RunCounts,
+  at: number,
+): Promise<void> {
   await db
     .updateTable('reconcile_runs')
     .set({ ...counts, finished_at: at })
@@ -235,7 +240,11 @@ export async function findRun(db: Kysely<Tables>, id: number): Promise<RunRow | 
 }
 
 /** The differences a run found first, in the order it found them. */
-export async function runMismatches(db: Kysely<Tables>, runId: number, limit: number): Promise<MismatchRow[]> {
+export async function runMismatches(
+  db: Kysely<Tables>,
+  runId: number,
+  limit: number,
+): Promise<MismatchRow[]> {
   const rows = await db
     .selectFrom('reconcile_mismatches')
     .selectAll()
