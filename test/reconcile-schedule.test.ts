@@ -9,36 +9,14 @@ import { describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
 import { skipFor } from './support/harness.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
-import { openDatabase, type Database } from '../src/db/database.ts';
-import { liveChannels } from '../src/services.ts';
+import { clusterProcess } from './support/reconcile-cluster.ts';
 import { istDate, istTimeOn } from '../src/reconcile/ist-day.ts';
-import { ReconcileService } from '../src/reconcile/reconcile.service.ts';
-import { ReconcileScheduler } from '../src/reconcile/reconcile.scheduler.ts';
 
 const AT = 2 * 60;
 let n = 0;
 
-/** A process of the cluster: its own connection, channels and scheduler, on a clock the test sets. */
-function processOf(l: LiveGateway, clock: { now: number }, holder: string) {
-  const database: Database = openDatabase(l.gw.config.databaseUrl);
-  const channels = liveChannels(l.gw.config);
-  const service = new ReconcileService(database.db, channels, { now: () => clock.now });
-  const scheduler = new ReconcileScheduler(database.db, service, {
-    atMinutes: AT,
-    now: () => clock.now,
-    holder,
-    leaseMs: 60_000,
-  });
-  return {
-    scheduler,
-    async close() {
-      await scheduler.stop();
-      await channels.setu?.http.close();
-      await channels.cashfree?.http.close();
-      await database.close();
-    },
-  };
-}
+const processOf = (l: LiveGateway, clock: { now: number }, holder: string) =>
+  clusterProcess(l, clock, holder, AT);
 
 async function scheduledRuns(l: LiveGateway, date: string) {
   const rows = await l.gw.database.db

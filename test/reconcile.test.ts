@@ -11,6 +11,7 @@ import { skipFor } from './support/harness.ts';
 import { cliAsync } from './support/process.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
 import { istDate } from '../src/reconcile/ist-day.ts';
+import { AccountService } from '../src/dashboard/accounts.service.ts';
 
 let n = 0;
 const order = (prefix: string) => `${prefix}-${process.pid}-${++n}`;
@@ -57,20 +58,45 @@ async function mismatches(live: LiveGateway): Promise<Mismatch[]> {
 
 const sorted = (xs: string[]) => [...xs].sort();
 
+/** Signs a new console user in, as a browser does; answers a GET that carries its session. */
+async function consoleAs(live: LiveGateway, role: 'operator' | 'merchant') {
+  const email = `${role}-${process.pid}-${++n}@example.com`;
+  const password = 'a long enough password';
+  const merchantId = role === 'merchant' ? live.merchant.merchant_id : null;
+  await new AccountService(live.gw.database.db).createUser({ email, role, merchantId, password });
+  const app = live.gw.app;
+  const form = await app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+  const token = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
+  const res = await app.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
+    payload: new URLSearchParams({ email, password, csrf: token }).toString(),
+  });
+  assert.equal(res.statusCode, 303, res.body.slice(0, 500));
+  const raw = res.headers['set-cookie'];
+  const cookie = (Array.isArray(raw) ? raw : [String(raw)])
+    .find((c) => c.startsWith('paygate_session='))!
+    .split(';')[0]!;
+  return (url: string) => app.inject({ method: 'GET', url, headers: { cookie } });
+}
+
 for (const kind of DATABASES) {
   describe(`reconcile on ${kind}`, { skip: await skipFor(kind) }, () => {
-    const live = useLive(kind, { PAYIN_EXPIRY_S: '2' });
+    const live = useLive(kind, { PAYIN_EXPIRY_S: '8' });
     afterEach(async () => live().ledgerOk());
 
     it('opens one exception per difference the providers hold, none again on a second run, and moves nothing', async () => {
       const l = live();
       // Pay-ins: five paid, one left to expire (FAILED).
-      const paid = [];
-      for (let i = 0; i < 5; i++) paid.push(await payin(l));
       const expiring = await payin(l);
-      for (const id of paid) await l.setu.pay(id);
+      const paid = [];
+      for (let i = 0; i < 5; i++) {
+        paid.push(await payin(l));
+        await l.setu.pay(paid.at(-1)!);
+      }
       for (const id of paid) await l.waitStatus('payin', id, 'SUCCESS');
-      await l.waitStatus('payin', expiring, 'FAILED', 15_000);
+      await l.waitStatus('payin', expiring, 'FAILED', 30_000);
       // Payouts: six paid, one failed.
       const sent = [];
       for (let i = 0; i < 6; i++) sent.push(await payout(l));
@@ -169,6 +195,40 @@ for (const kind of DATABASES) {
           ['cashfree', 0, true],
         ],
       );
+    });
+
+    it("lists the runs in the console, and each run's differences, to operators only", async () => {
+      const l = live();
+      const runs = await l.gw.database.db
+        .selectFrom('reconcile_runs')
+        .select(['id', 'channel', 'opened'])
+        .orderBy('id')
+        .execute();
+      const opener = runs.find((r) => r.channel === 'cashfree' && Number(r.opened) === 5);
+      assert.ok(opener, 'the first test ran (its run opened five Cashfree exceptions)');
+      const ops = await consoleAs(l, 'operator');
+      const list = await ops('/dashboard/reconcile');
+      assert.equal(list.statusCode, 200);
+      for (const r of runs)
+        assert.ok(list.body.includes(`href="/dashboard/reconcile/${r.id}"`), `run ${r.id}`);
+      const one = await ops(`/dashboard/reconcile/${opener.id}`);
+      assert.equal(one.statusCode, 200);
+      const found = await l.gw.database.db
+        .selectFrom('reconcile_mismatches')
+        .select(['reference', 'provider_value'])
+        .where('run_id', '=', opener.id)
+        .execute();
+      assert.equal(found.length, 5);
+      for (const m of found) {
+        assert.ok(one.body.includes(m.reference), m.reference);
+        assert.ok(one.body.includes(m.provider_value), m.provider_value);
+      }
+      assert.equal((await ops('/dashboard/reconcile/999999')).statusCode, 404);
+      assert.equal((await ops('/dashboard/reconcile/x%00')).statusCode, 404);
+      assert.equal((await ops('/dashboard/reconcile?before=abc')).statusCode, 400);
+      const shop = await consoleAs(l, 'merchant');
+      assert.equal((await shop('/dashboard/reconcile')).statusCode, 404);
+      assert.equal((await shop(`/dashboard/reconcile/${opener.id}`)).statusCode, 404);
     });
 
     it('counts a transaction the provider could not answer for as unreadable, and opens nothing for it', async () => {
