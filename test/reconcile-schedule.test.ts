@@ -10,6 +10,7 @@ import { DATABASES } from './support/databases.ts';
 import { skipFor } from './support/harness.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
 import { clusterProcess } from './support/reconcile-cluster.ts';
+import { loadConfig } from '../src/config.ts';
 import { istDate, istTimeOn } from '../src/reconcile/ist-day.ts';
 
 const AT = 2 * 60;
@@ -112,3 +113,16 @@ for (const kind of DATABASES) {
     });
   });
 }
+
+describe('RECONCILE_AT', () => {
+  it('is an IST time of day as HH:MM, 02:00 by default; anything else stops start-up naming it', () => {
+    assert.equal(loadConfig({}).reconcileAtMinutes, 120);
+    assert.equal(loadConfig({ RECONCILE_AT: '23:59' }).reconcileAtMinutes, 1439);
+    for (const bad of ['24:00', '2:00', '02:60', 'noon', '02:00:00'])
+      assert.throws(
+        () => loadConfig({ RECONCILE_AT: bad }),
+        /RECONCILE_AT must be a time of day in IST as HH:MM/,
+        bad,
+      );
+  });
+});
