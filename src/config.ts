@@ -50,6 +50,8 @@ export interface Config {
   readonly liveMaxPayoutPaise: number;
   /** A live transaction still not final after this many seconds is listed as an exception. */
   readonly channelStuckAfterS: number;
+  /** When the daily reconciliation runs, as minutes after IST midnight (RECONCILE_AT, HH:MM). */
+  readonly reconcileAtMinutes: number;
 }
 
 export interface SetuSettings {
@@ -194,6 +196,14 @@ function cashfreeSettings(env: Env): CashfreeSettings | null {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Builds the config from an environment (normally `process.env`). */
+function reconcileAt(env: Env): number {
+  const raw = env.RECONCILE_AT?.trim() || '02:00';
+  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(raw);
+  if (!m)
+    throw new ConfigError(`RECONCILE_AT must be a time of day in IST as HH:MM, got "${env.RECONCILE_AT}"`);
+  return Number(m[1]) * 60 + Number(m[2]);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
@@ -259,5 +269,6 @@ export function loadConfig(env: Env = process.env): Config {
     liveMaxPayinPaise: amountSetting(env, 'LIVE_MAX_PAYIN', '100000.00'),
     liveMaxPayoutPaise: amountSetting(env, 'LIVE_MAX_PAYOUT', '500000.00'),
     channelStuckAfterS: integer(env, 'CHANNEL_STUCK_AFTER_S', 86_400, 1),
+    reconcileAtMinutes: reconcileAt(env),
   });
 }

@@ -7,6 +7,8 @@ import { migrateWhenReachable, openDatabase } from './db/database.ts';
 import { keepStatistics } from './db/statistics.ts';
 import { buildApp, type Paygate } from './app.ts';
 import { createLogger } from './logger.ts';
+import { ReconcileScheduler } from './reconcile/reconcile.scheduler.ts';
+import { ReconcileService } from './reconcile/reconcile.service.ts';
 
 export interface RunningServer {
   paygate: Paygate;
@@ -68,6 +70,13 @@ export async function startServer(
   worker.start();
   dispatcher.start();
   statistics.start();
+  // Through the app's own channels, so the daily run shares this process's limit with the worker.
+  const reconciler = new ReconcileScheduler(
+    database.db,
+    new ReconcileService(database.db, { setu: services.setu, cashfree: services.cashfree }),
+    { atMinutes: config.reconcileAtMinutes, logger: app.log },
+  );
+  reconciler.start();
 
   let closing: Promise<void> | null = null;
   return {
@@ -76,6 +85,7 @@ export async function startServer(
     close() {
       closing ??= (async () => {
         await app.close();
+        await reconciler.stop();
         await worker.stop();
         // After the worker, so that final statuses it records while draining still get their first attempt.
         await dispatcher.stop();

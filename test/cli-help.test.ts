@@ -34,6 +34,7 @@ const COMMANDS = [
   'channels check',
   'channels exceptions',
   'user create',
+  'reconcile',
 ].map((c) => c.split(' '));
 
 const GROUPS = [...new Set(COMMANDS.filter((c) => c.length > 1).map((c) => c[0]!))];

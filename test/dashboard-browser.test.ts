@@ -491,7 +491,7 @@ for (const kind of DATABASES) {
       }
     });
 
-    it('an operator: overview, transactions, merchants, a merchant, exceptions, ledger check and activity render and pass axe', async () => {
+    it('an operator: overview, transactions, merchants, a merchant, exceptions, reconciliation, ledger check and activity render and pass axe', async () => {
       for (const screen of SCREENS) {
         const context = await session('operator', screen);
 
@@ -537,6 +537,12 @@ for (const kind of DATABASES) {
         await heading(page, 'Channel exceptions');
         assert.ok(await page.getByText('No channel exceptions.').isVisible(), 'none in the sandbox');
         await screenshot(page, `dashboard-exceptions-${screen}`);
+        await finish(page, problems);
+
+        ({ page, problems } = await open(context, '/dashboard/reconcile'));
+        await heading(page, 'Reconciliation');
+        assert.ok(await page.getByText('No reconciliation has run yet.').isVisible(), 'none in the sandbox');
+        await screenshot(page, `dashboard-reconcile-${screen}`);
         await finish(page, problems);
 
         ({ page, problems } = await open(context, '/dashboard/verify'));

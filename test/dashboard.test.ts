@@ -407,6 +407,7 @@ for (const kind of DATABASES) {
         '/dashboard/merchants',
         `/dashboard/merchants/${other.merchant_id}`,
         '/dashboard/exceptions',
+        '/dashboard/reconcile',
         '/dashboard/verify',
         '/dashboard/activity',
       ])
@@ -726,6 +727,7 @@ for (const kind of DATABASES) {
         '/dashboard/merchants',
         `/dashboard/merchants/${mid}`,
         '/dashboard/exceptions',
+        '/dashboard/reconcile',
         '/dashboard/activity',
         '/dashboard/sign-in',
       ];

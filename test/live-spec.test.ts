@@ -14,6 +14,8 @@ import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
 import { RECEIVER, useLive } from './support/live.ts';
+import { cliAsync } from './support/process.ts';
+import { istDate } from '../src/reconcile/ist-day.ts';
 import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
@@ -119,6 +121,41 @@ describe('the live channels against their published documents', () => {
           cashfree.endAfterMs = 0;
         }
         await l.ledgerOk();
+      });
+
+      it("reconciles through the documents: Setu's /history and Cashfree's transfer read", async () => {
+        const l = live();
+        const payin = await l.post('/payments/onsite/payin', {
+          money: { amount: 130 },
+          merchant_order_no: orderNo('rec'),
+        });
+        const payout = await l.post('/payments/payout', {
+          money: { amount: 140 },
+          merchant_order_no: orderNo('rec'),
+          receiver: RECEIVER,
+        });
+        await setu.pay(payin.body.payment_id);
+        await l.waitStatus('payin', payin.body.payment_id, 'SUCCESS');
+        await l.waitStatus('payout', payout.body.payment_id, 'SUCCESS');
+        const second = await setu.pay(payin.body.payment_id, { notify: false });
+        const transfer = cashfree.transfers.get(payout.body.payment_id)!;
+        transfer.transfer_utr = '444000111222';
+        const run = await cliAsync(['reconcile', '--date', istDate(Date.now()), '--json'], {
+          DATABASE_URL: l.gw.testDb.url,
+          ...setu.env(setuProxy.url),
+          ...cashfree.env(cashfreeProxy.url),
+        });
+        assert.equal(run.status, 0, run.stderr + run.stdout);
+        for (const r of run.json.runs) assert.equal(r.unreadable, 0, JSON.stringify(r));
+        const found = await l.gw.database.db
+          .selectFrom('channel_exceptions')
+          .select('reference')
+          .where('kind', '=', 'reconcile_mismatch')
+          .execute();
+        assert.deepEqual(
+          found.map((e) => e.reference).sort(),
+          [`${second.id} status=success`, `${transfer.cf_transfer_id} utr=444000111222`].sort(),
+        );
       });
 
       it('reports zero violations from either document', () => {

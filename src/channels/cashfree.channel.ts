@@ -77,6 +77,17 @@ export class CashfreeChannel implements Channel {
     return this.stateIn(answer, 'transfer_read');
   }
 
+  /**
+   * The transfer as Cashfree holds it, for reconciliation: its raw fields, or null when Cashfree
+   * answers that it has no transfer with this id. A read only; it goes through the provider's limit.
+   */
+  async transferRecord(transferId: string): Promise<Record<string, unknown> | null> {
+    const answer = await this.readTransfer('transfer_reconcile', transferId);
+    if (answer.status === 404) return null;
+    if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'transfer_reconcile', answer);
+    return answer.body;
+  }
+
   private readTransfer(operation: string, transferId: string): Promise<ChannelAnswer> {
     return this.http.send({
       operation,

@@ -177,6 +177,24 @@ export class SetuChannel implements Channel {
     return setuPaymentOutcome(answer.body, p.channelTxnId);
   }
 
+  /**
+   * Every payment made on a QR, oldest first, as Setu lists them (`/history`, which shows a second
+   * payment that `/last` hides), for reconciliation. A read only; it goes through the provider's limit.
+   */
+  async paymentHistory(qrId: string): Promise<Record<string, unknown>[]> {
+    const answer = await this.call(
+      'payment_history',
+      'GET',
+      `/api/v1/merchants/payments/product-instances/${encodeURIComponent(qrId)}/history`,
+    );
+    // A QR that nobody paid may be answered 404 (no payment) rather than an empty list.
+    if (answer.status === 404 && answer.body?.code === 'not-found') return [];
+    const payments = answer.body?.payments;
+    if (answer.status !== 200 || !Array.isArray(payments))
+      throw failureOf(this.name, 'payment_history', answer);
+    return payments.filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null);
+  }
+
   async submitPayout(): Promise<PayoutState> {
     throw new ChannelFailure('rejected', this.name, 'payouts_not_supported', 'setu carries pay-ins only');
   }

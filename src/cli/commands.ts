@@ -9,6 +9,7 @@ import { WALLET_COMMANDS } from './wallet.commands.ts';
 import { CALLBACK_COMMANDS } from './callbacks.commands.ts';
 import { CHANNEL_COMMANDS } from './channels.commands.ts';
 import { USER_COMMANDS } from './user.commands.ts';
+import { RECONCILE_COMMANDS } from './reconcile.commands.ts';
 
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   ...SERVICE_COMMANDS,
@@ -17,4 +18,5 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   ...CALLBACK_COMMANDS,
   ...CHANNEL_COMMANDS,
   ...USER_COMMANDS,
+  ...RECONCILE_COMMANDS,
 };

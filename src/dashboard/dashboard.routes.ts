@@ -13,6 +13,7 @@ import { dashboardContext, failure, SECURITY_HEADERS, type DashboardOptions } fr
 import { merchantRoutes } from './routes/merchants.routes.ts';
 import { operationsRoutes } from './routes/operations.routes.ts';
 import { overviewRoutes } from './routes/overview.routes.ts';
+import { reconcileRoutes } from './routes/reconcile.routes.ts';
 import { operatorOnly, signedIn, signInRoutes, signOutRoutes } from './routes/session.routes.ts';
 import { transactionRoutes } from './routes/transactions.routes.ts';
 
@@ -78,6 +79,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       ops.addHook('preHandler', operatorOnly);
       merchantRoutes(ops, ctx);
       operationsRoutes(ops, ctx);
+      reconcileRoutes(ops, ctx);
     });
   });
 };

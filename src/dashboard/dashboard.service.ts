@@ -9,6 +9,7 @@ import type { MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
 import { listExceptions } from '../live/exceptions.repository.ts';
+import { findRun, listRuns, runMismatches } from '../reconcile/reconcile.repository.ts';
 import {
   callbackUrlProblem,
   vpaProblem,
@@ -258,6 +259,16 @@ export class DashboardService {
 
   exceptions() {
     return listExceptions(this.db, 200);
+  }
+
+  reconcileRuns(limit: number, beforeId?: number) {
+    return listRuns(this.db, limit, beforeId);
+  }
+
+  /** A run and the differences it found first (at most 1,000 shown). */
+  async reconcileRun(id: number) {
+    const run = await findRun(this.db, id);
+    return run ? { run, mismatches: await runMismatches(this.db, id, 1000) } : null;
   }
 
   verify() {

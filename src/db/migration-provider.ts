@@ -6,11 +6,16 @@ import type { MigrationProvider } from 'kysely';
 import type { DatabaseKind } from './database.ts';
 import { coreMigrations } from './migrations.ts';
 import { webhookSecrets } from './webhook-secrets.migration.ts';
+import { reconciliation } from './reconciliation.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
     async getMigrations() {
-      return { ...coreMigrations(kind), '0009_webhook_secrets': webhookSecrets() };
+      return {
+        ...coreMigrations(kind),
+        '0009_webhook_secrets': webhookSecrets(),
+        '0012_reconciliation': reconciliation(kind),
+      };
     },
   };
 }

@@ -233,6 +233,50 @@ export interface AuditActionTable {
   detail: string;
 }
 
+/** One reconciliation of one channel for one IST day. */
+export interface ReconcileRunTable {
+  id: Generated<number>;
+  /** The IST day, YYYY-MM-DD. */
+  date: string;
+  channel: string;
+  /** cli or schedule */
+  trigger: string;
+  started_at: number;
+  /** Null while it runs, or when its process died before the end. */
+  finished_at: number | null;
+  checked: number;
+  matched: number;
+  mismatched: number;
+  unreadable: number;
+  /** Exceptions this run opened (a difference an earlier run found is counted in mismatched only). */
+  opened: number;
+}
+
+/** A difference between a provider and Paygate, kept once: the first run that saw it opened its exception. */
+export interface ReconcileMismatchTable {
+  id: Generated<number>;
+  run_id: number;
+  channel: string;
+  /** The provider's id of the payment or transfer (the QR's for a pay-in without a payment). */
+  reference: string;
+  /** status, amount or utr */
+  field: string;
+  provider_value: string;
+  paygate_value: string;
+  payment_id: string | null;
+  exception_id: number;
+  created_at: number;
+}
+
+/** Who runs the scheduled reconciliation of a channel for a day: one process at a time, until done. */
+export interface ReconcileLeaseTable {
+  date: string;
+  channel: string;
+  holder: string;
+  lease_until: number;
+  done_at: number | null;
+}
+
 export interface Tables {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -249,4 +293,7 @@ export interface Tables {
   sign_in_failures: SignInFailureTable;
   audit_actions: AuditActionTable;
   forms_taken: FormTakenTable;
+  reconcile_runs: ReconcileRunTable;
+  reconcile_mismatches: ReconcileMismatchTable;
+  reconcile_leases: ReconcileLeaseTable;
 }

@@ -3,7 +3,13 @@ import { sql, type Kysely } from 'kysely';
 import type { ChannelExceptionTable, Tables } from '../db/schema.ts';
 
 export type ExceptionKind =
-  'amount_mismatch' | 'payment_after_final' | 'unknown_reference' | 'reversal' | 'stuck';
+  | 'amount_mismatch'
+  | 'payment_after_final'
+  | 'unknown_reference'
+  | 'reversal'
+  | 'stuck'
+  /** Reconciliation found the provider's record differs from Paygate's (CONTRACT §13). */
+  | 'reconcile_mismatch';
 
 export interface NewException {
   kind: ExceptionKind;

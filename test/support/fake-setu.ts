@@ -22,7 +22,10 @@ export interface FakeQr {
   status: 'active' | 'paid' | 'closed';
   createdAt: string;
   closedAt?: string;
+  /** The payment that paid it. */
   payment?: FakePayment;
+  /** Every payment attempt made on it, oldest first (its `/history`). */
+  attempts: FakePayment[];
 }
 
 export interface FakePayment {
@@ -129,6 +132,7 @@ export class FakeSetu {
       customerVpa: 'customer@okaxis',
       txnTs: new Date().toISOString(),
     };
+    qr.attempts.push(payment);
     if (status === 'success') {
       qr.payment = payment;
       if (!opts.keepActive) qr.status = 'paid';
@@ -245,6 +249,7 @@ export class FakeSetu {
         transactionNote: String(body.transactionNote ?? ''),
         status: 'active',
         createdAt: new Date().toISOString(),
+        attempts: [],
       };
       this.qrs.set(qr.id, qr);
       return reply(201, this.qrView(qr));
@@ -261,6 +266,11 @@ export class FakeSetu {
         }
       }
       return reply(200, this.qrView(qr, !qrMatch[2]));
+    }
+    const instance = /^\/api\/v1\/merchants\/payments\/product-instances\/([^/]+)\/history$/.exec(path);
+    if (instance) {
+      const attempts = this.qrs.get(decodeURIComponent(instance[1]!))?.attempts ?? [];
+      return reply(200, { payments: attempts.map((p) => this.paymentView(p)) });
     }
     const payMatch = /^\/api\/v1\/merchants\/payments\/([^/]+)$/.exec(path);
     if (payMatch) {
@@ -287,6 +297,26 @@ export class FakeSetu {
       });
     }
     reply(404, { code: 'not-found', detail: `no route ${method} ${path}` });
+  }
+
+  private paymentView(p: FakePayment): Record<string, unknown> {
+    const qr = this.qrs.get(p.qrId)!;
+    return {
+      id: p.id,
+      amount: p.amount,
+      currency: 'INR',
+      status: p.status,
+      rrn: p.rrn,
+      txnId: p.txnId,
+      customerVpa: p.customerVpa,
+      merchantVpa: qr.merchantVpa,
+      merchantId: this.merchantId,
+      productInstanceId: qr.id,
+      referenceId: qr.referenceId,
+      refId: qr.refId,
+      txnTs: p.txnTs,
+      createdAt: p.txnTs,
+    };
   }
 
   private qrView(qr: FakeQr, withPayment = false): Record<string, unknown> {
@@ -326,6 +356,7 @@ export function operationOf(method: string, path: string): string {
   if (method === 'POST' && path === '/api/v1/merchants/dqr') return 'dqr_create';
   if (method === 'PUT' && /\/dqr\/[^/]+\/expire$/.test(path)) return 'dqr_expire';
   if (method === 'GET' && /\/dqr\/[^/]+$/.test(path)) return 'dqr_read';
+  if (method === 'GET' && /\/product-instances\/[^/]+\/history$/.test(path)) return 'payment_history';
   if (method === 'GET' && /\/payments\/[^/]+$/.test(path)) return 'payment_read';
   return 'other';
 }

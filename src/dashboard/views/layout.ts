@@ -32,6 +32,7 @@ const OPERATOR_NAV: [string, string][] = [
   ['ledger', 'Ledger'],
   ['merchants', 'Merchants'],
   ['exceptions', 'Exceptions'],
+  ['reconcile', 'Reconciliation'],
   ['verify', 'Ledger check'],
   ['activity', 'Activity'],
 ];

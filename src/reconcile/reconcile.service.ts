@@ -1,0 +1,168 @@
+/**
+ * Daily reconciliation (CONTRACT §13): reads from each live channel every transaction of an IST day,
+ * and every one still open from before it, compares status, amount and bank reference, and opens one
+ * `reconcile_mismatch` exception per difference. It moves no money and changes no status: the
+ * operator resolves what it found. Reads go through the channel adapters, so through their limits.
+ */
+import type { Kysely } from 'kysely';
+import type { CashfreeChannel } from '../channels/cashfree.channel.ts';
+import { ChannelFailure } from '../channels/channel.ts';
+import type { SetuChannel } from '../channels/setu.channel.ts';
+import type { Tables } from '../db/schema.ts';
+import { comparePayments, compareTransfer, type Found } from './compare.ts';
+import { istDayBounds } from './ist-day.ts';
+import {
+  alreadyKept,
+  createdPage,
+  finishRun,
+  openDifference,
+  openPage,
+  startRun,
+  type ReconcileTxn,
+  type RunCounts,
+} from './reconcile.repository.ts';
+
+export type ReconcileChannel = 'setu' | 'cashfree';
+export const RECONCILE_CHANNELS: readonly ReconcileChannel[] = ['setu', 'cashfree'];
+
+/** A run as `paygate reconcile` prints it. */
+export interface RunSummary {
+  date: string;
+  channel: ReconcileChannel;
+  checked: number;
+  matched: number;
+  mismatched: number;
+  unreadable: number;
+}
+
+export interface ReconcileOptions {
+  now?: () => number;
+  /** Reads in flight at once per run; the channel's own limit spaces them. */
+  concurrency?: number;
+  /** Transactions read from the database at a time. */
+  pageSize?: number;
+  /** Tries of one read that the channel did not answer (each read is safe to repeat). */
+  readTries?: number;
+  /** Wait before the second try; doubled for each further one. */
+  retryMs?: number;
+}
+
+/** Thrown by `keepGoing` to stop a run whose lease was lost: it is left unfinished. */
+export class RunAbandoned extends Error {}
+
+export class ReconcileService {
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly channels: { setu: SetuChannel | null; cashfree: CashfreeChannel | null },
+    private readonly options: ReconcileOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The channels whose settings are set. */
+  configured(): ReconcileChannel[] {
+    return RECONCILE_CHANNELS.filter((c) => this.channels[c] !== null);
+  }
+
+  /**
+   * Reconciles one channel for one IST day and stores the run. `keepGoing` is asked between pages
+   * (the scheduler renews its lease there); it throws to abandon the run.
+   */
+  async run(
+    date: string,
+    channel: ReconcileChannel,
+    trigger: 'cli' | 'schedule',
+    keepGoing: () => Promise<void> = async () => {},
+  ): Promise<RunSummary> {
+    const read = this.reader(channel);
+    const runId = await startRun(this.db, { date, channel, trigger }, this.now());
+    const counts: RunCounts = { checked: 0, matched: 0, mismatched: 0, unreadable: 0, opened: 0 };
+    const check = async (t: ReconcileTxn) => {
+      let found: Found[];
+      try {
+        found = await this.tries(() => read(t));
+      } catch (err) {
+        if (!(err instanceof ChannelFailure)) throw err;
+        counts.checked++;
+        counts.unreadable++;
+        return;
+      }
+      let differs = false;
+      for (const f of found) {
+        const refs = f.paymentId ? [f.reference, f.paymentId] : [f.reference];
+        if (await alreadyKept(this.db, channel, refs)) continue;
+        differs = true;
+        if (await openDifference(this.db, runId, { channel, ...f }, this.now())) counts.opened++;
+      }
+      counts.checked++;
+      if (differs) counts.mismatched++;
+      else counts.matched++;
+    };
+    for await (const page of this.transactions(channel, date)) {
+      await keepGoing();
+      await inParallel(page, this.options.concurrency ?? 16, check);
+    }
+    await finishRun(this.db, runId, counts, this.now());
+    const { checked, matched, mismatched, unreadable } = counts;
+    return { date, channel, checked, matched, mismatched, unreadable };
+  }
+
+  /** The day's transactions of a channel, then those from before it that are still open, a page at a time. */
+  private async *transactions(channel: ReconcileChannel, date: string): AsyncGenerator<ReconcileTxn[]> {
+    const { from, to } = istDayBounds(date);
+    const size = this.options.pageSize ?? 500;
+    let after: { createdAt: number; paymentId: string } | null = null;
+    for (;;) {
+      const page = await createdPage(this.db, channel, from, to, after, size);
+      if (page.length > 0) yield page;
+      if (page.length < size) break;
+      const last = page.at(-1)!;
+      after = { createdAt: last.created_at, paymentId: last.payment_id };
+    }
+    for (const status of ['PENDING', 'PROCESSING'] as const) {
+      let afterId = '';
+      for (;;) {
+        const page = await openPage(this.db, channel, status, from, afterId, size);
+        if (page.length > 0) yield page;
+        if (page.length < size) break;
+        afterId = page.at(-1)!.payment_id;
+      }
+    }
+  }
+
+  private reader(channel: ReconcileChannel): (t: ReconcileTxn) => Promise<Found[]> {
+    if (channel === 'cashfree') {
+      const cashfree = this.channels.cashfree;
+      if (!cashfree) throw new Error('cashfree is not configured');
+      return async (t) => compareTransfer(t, await cashfree.transferRecord(t.payment_id));
+    }
+    const setu = this.channels.setu;
+    if (!setu) throw new Error('setu is not configured');
+    return async (t) =>
+      // A pay-in whose QR was never opened has nothing at Setu to compare.
+      t.channel_txn_id === '' ? [] : comparePayments(t, await setu.paymentHistory(t.channel_txn_id));
+  }
+
+  /** A read tried again when the channel did not answer it (a 429, a 5xx, a timeout); a refusal is final. */
+  private async tries<T>(fn: () => Promise<T>): Promise<T> {
+    const tries = this.options.readTries ?? 3;
+    for (let i = 1; ; i++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!(err instanceof ChannelFailure) || err.kind === 'rejected' || i >= tries) throw err;
+        await new Promise((r) => setTimeout(r, (this.options.retryMs ?? 500) * 2 ** (i - 1)));
+      }
+    }
+  }
+}
+
+async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+}
