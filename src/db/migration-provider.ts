@@ -5,12 +5,17 @@
 import type { MigrationProvider } from 'kysely';
 import type { DatabaseKind } from './database.ts';
 import { coreMigrations } from './migrations.ts';
+import { refunds } from './refunds.migration.ts';
 import { webhookSecrets } from './webhook-secrets.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
     async getMigrations() {
-      return { ...coreMigrations(kind), '0009_webhook_secrets': webhookSecrets() };
+      return {
+        ...coreMigrations(kind),
+        '0008_refunds': refunds(kind),
+        '0009_webhook_secrets': webhookSecrets(),
+      };
     },
   };
 }

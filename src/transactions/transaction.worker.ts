@@ -1,6 +1,6 @@
 /**
- * The background worker for transactions that wait on time: pay-ins that expire, payouts to be
- * handed to their channel, payouts whose outcome is due. It claims due rows with a lease (so that
+ * The background worker for transactions that wait on time: pay-ins that expire, payouts and
+ * refunds to be handed to their channel, payouts and refunds whose outcome is due. It claims due rows with a lease (so that
  * several processes on one PostgreSQL never work on the same row), calls the channel outside any
  * database transaction, and records what came back. A payout left PENDING or PROCESSING by a
  * process that stopped is claimed again once its lease has run out.
@@ -19,6 +19,7 @@ import {
   claimDueTransactions,
   deleteOpening,
   giveBackTransactions,
+  findTransaction,
   markProcessing,
   OPENING,
   type Accepted,
@@ -106,7 +107,7 @@ export class TransactionWorker {
   }
 
   /**
-   * A payout was committed: taken up here at once, or, when this worker is not running (a process
+   * A payout or refund was committed: taken up here at once, or, when this worker is not running (a process
    * stopping, one that runs no worker), by the workers of the other processes on PostgreSQL.
    */
   created(): void {
@@ -228,6 +229,7 @@ export class TransactionWorker {
       if (channel.live && ageMs >= this.options.stuckAfterMs)
         await this.options.outcomes.stuck(row, ageMs / 1000);
       if (row.kind === 'payin') await this.payin(row, channel);
+      else if (row.kind === 'refund') await this.refund(row, channel);
       else await this.payout(row, channel);
     } catch (err) {
       const failure = err instanceof ChannelFailure ? err : null;
@@ -325,6 +327,62 @@ export class TransactionWorker {
       );
   }
 
+  /**
+   * A refund due, driven as a payout is: handed to the pay-in's channel (PENDING) or asked about
+   * (PROCESSING); one taken up before is asked about before it is sent again, under its refund_id.
+   */
+  private async refund(row: TransactionRow, channel: Channel): Promise<void> {
+    const rail = channel.refunds;
+    if (!rail) throw new Error(`channel ${channel.name} makes no refunds`);
+    const payin = row.refund_of ? await findTransaction(this.database.db, row.refund_of) : undefined;
+    const submission = {
+      refundId: row.payment_id,
+      paymentId: row.refund_of ?? '',
+      payinChannelTxnId: payin?.channel_txn_id ?? '',
+      amount: row.amount,
+      currency: row.currency,
+    };
+    const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
+    const source = `channel:${channel.name}`;
+    if (row.status === 'PENDING') {
+      const sentBefore = row.submit_attempts > 1;
+      let state = sentBefore ? await rail.readRefund(inFlight) : null;
+      if (!state) {
+        try {
+          state = await rail.submitRefund(submission);
+        } catch (err) {
+          if (!(err instanceof ChannelFailure) || err.kind !== 'rejected') throw err;
+          const again = sentBefore ? await rail.readRefund(inFlight) : null;
+          if (!again) {
+            await this.settlement.settle(
+              row.payment_id,
+              { status: 'FAILED', utr: '', channelTxnId: '' },
+              `${source}:rejected:${err.code}`,
+            );
+            return;
+          }
+          state = again;
+        }
+      }
+      if (state.outcome) await this.settlement.settle(row.payment_id, state.outcome, source);
+      else
+        await this.processing.submit({
+          paymentId: row.payment_id,
+          channelTxnId: state.channelTxnId,
+          nextActionAt: this.now + channel.pollDelayMs('refund', 0),
+        });
+      return;
+    }
+    const state = await rail.readRefund(inFlight);
+    if (state?.outcome) await this.settlement.settle(row.payment_id, state.outcome, source);
+    else
+      await reschedule(
+        this.database.db,
+        row.payment_id,
+        this.now + channel.pollDelayMs('refund', this.now - row.updated_at),
+      );
+  }
+
   /** A payout the channel has: final already, or recorded PROCESSING to be asked about later. */
   private async accepted(row: TransactionRow, channel: Channel, state: PayoutState): Promise<void> {
     if (state.outcome) {
@@ -347,7 +405,7 @@ export class TransactionWorker {
    */
   private retryDelay(row: TransactionRow, channelFailed: boolean): number {
     if (!channelFailed) return this.options.pollMs;
-    if (row.kind === 'payout' && row.status === 'PENDING')
+    if (row.kind !== 'payin' && row.status === 'PENDING')
       return Math.min(1000 * 2 ** Math.min(Math.max(row.submit_attempts - 1, 0), 20), 300_000);
     if (row.kind === 'payin' && this.now >= (row.expires_at ?? 0))
       return Math.min(Math.max(this.now - (row.expires_at ?? 0), 1000), 300_000);
