@@ -23,10 +23,7 @@ const ResendRequest = Type.Object(
   { payment_id: Type.Optional(Id), refund_id: Type.Optional(Id) },
   {
     description: 'Exactly one of payment_id (a pay-in or payout) and refund_id (a refund).',
-    examples: [
-      { payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA' },
-      { refund_id: 'rK2mX9kL4vN8bC3zW6yH1jF5gD0sApQ7' },
-    ],
+    examples: [{ payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA' }],
   },
 );
 
