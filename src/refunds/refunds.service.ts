@@ -21,6 +21,8 @@ import {
   findTransaction,
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
+import { findMerchant } from '../merchants/merchants.repository.ts';
+import { base62 } from '../ids.ts';
 import { RefundBatchWriter } from './refund-batch.writer.ts';
 import type { RefundRequest, RefundResponse, RefundStatusResponse } from './refunds.schemas.ts';
 import { toRefundStatus } from './refund-status.ts';
@@ -164,6 +166,37 @@ export class RefundService {
         refund_id: existing.payment_id,
       },
     );
+  }
+
+  /**
+   * A refund asked for by a person rather than the API: the operator's CLI (any merchant's pay-in,
+   * `merchantId` undefined) or a merchant's user in the console (that merchant's only; another's is
+   * 404). It takes the API's path, as the pay-in's merchant; a refund number is made when none is given.
+   */
+  async createOnBehalf(
+    merchantId: string | undefined,
+    r: { paymentId: string; amount: number; refundNo?: string; reason?: string | null },
+  ): Promise<Created<RefundResponse>> {
+    const payin = await findTransaction(this.database.db, r.paymentId);
+    if (!payin || payin.kind !== 'payin' || (merchantId !== undefined && payin.merchant_id !== merchantId))
+      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    const merchant = await findMerchant(this.database.db, payin.merchant_id);
+    if (!merchant) throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    const principal: Principal = {
+      keyId: '',
+      merchantId: merchant.id,
+      merchantName: merchant.name,
+      mode: merchant.mode,
+      status: merchant.status,
+      vpa: merchant.vpa,
+      callbackUrl: merchant.callback_url,
+    };
+    return this.create(principal, {
+      payment_id: r.paymentId,
+      money: { amount: toRupees(r.amount), currency: payin.currency },
+      merchant_refund_no: r.refundNo ?? `rf-${base62(20)}`,
+      reason: r.reason ?? null,
+    });
   }
 
   /** A refund of the merchant's, or 404. */
