@@ -34,6 +34,15 @@ export function payoutBody(prefix: string): string {
   });
 }
 
+/** A refund of 1.00 of one of `paymentIds` (SUCCESS pay-ins large enough for the whole run), in turn. */
+export function refundBody(prefix: string, paymentIds: string[]): string {
+  return JSON.stringify({
+    payment_id: paymentIds[seq % paymentIds.length],
+    money: { amount: 1, currency: 'INR' },
+    merchant_refund_no: nextOrderNo(prefix),
+  });
+}
+
 function json(apiKey: string | null): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json' };
   if (apiKey) h.authorization = `Bearer ${apiKey}`;

@@ -17,7 +17,7 @@ import { measureLive, type LiveResult } from './live.ts';
 import type { Progress } from './load.ts';
 import type { BenchOptions, ScenarioName } from './options.ts';
 import { sampleRss, startBaseline, startGateway, type Server } from './processes.ts';
-import { freshPosts, payinBody, payoutBody, statusPosts } from './requests.ts';
+import { freshPosts, payinBody, payoutBody, refundBody, statusPosts } from './requests.ts';
 import { connect, engineVersion, fillPayins, freshDatabase } from './store.ts';
 
 export interface DatabaseReport {
@@ -104,6 +104,29 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
       rows.push(await measurePair(pair, gateway, baseline, opts, progress, kind));
       byScenarioMb[pair.name] = rss.mark();
     }
+    if (wants('refund')) {
+      // Refund creation against payout creation on the same gateway, one hot wallet for both: the
+      // "baseline" of this row is payouts, so its ratio says what a refund costs next to a payout.
+      const payins = await paidInForRefunds(gateway.baseUrl, key, 20);
+      rss.mark();
+      rows.push(
+        await measurePair(
+          {
+            name: 'refund',
+            title: 'refund create vs payout create (baseline column), one hot wallet',
+            target: 0.85,
+            gateway: () => freshPosts('/payments/refund', [key], () => refundBody('rf', payins)),
+            baseline: () => freshPosts('/payments/payout', [key], () => payoutBody('pr')),
+          },
+          gateway,
+          gateway,
+          opts,
+          progress,
+          kind,
+        ),
+      );
+      byScenarioMb.refund = rss.mark();
+    }
     let callbacks: CallbackResult | undefined;
     if (wants('callbacks')) {
       rss.mark();
@@ -132,4 +155,27 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
     await gwDb.drop();
     await blDb.drop();
   }
+}
+
+/** `count` SUCCESS pay-ins of the largest amount, to be refunded 1.00 at a time. */
+async function paidInForRefunds(baseUrl: string, apiKey: string, count: number): Promise<string[]> {
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { payment_id: string };
+  };
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const { payment_id } = await post('/payments/onsite/payin', {
+      money: { amount: 10_000_000 },
+      merchant_order_no: `refundable-${i}-${Date.now().toString(36)}`,
+    });
+    await post('/sandbox/payin/complete', { payment_id, status: 'SUCCESS' });
+    ids.push(payment_id);
+  }
+  return ids;
 }
