@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Reply } from './support/harness.ts';
 import { countEntries, countRefunds, paidMerchant, refund, refundNo } from './support/refunds.ts';
@@ -302,6 +303,28 @@ for (const kind of DATABASES) {
         { key: other.api_key },
       );
       assertShapeA(res, 404, 'PAYMENT_NOT_FOUND');
+    });
+
+    it('answers random refund numbers, reasons and amounts with 200, 400, 409 or 422, never a 5xx', async () => {
+      const m = await paidMerchant(gw(), 1_000_000);
+      const paymentId = await m.paidIn(1000);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 })),
+          fc.option(fc.string({ unit: 'binary', maxLength: 120 }), { nil: undefined }),
+          fc.oneof(fc.double({ min: -10, max: 2000, noNaN: true }), fc.integer({ min: 1, max: 50 })),
+          async (refundNo, reason, amount) => {
+            const res = await m.post(REFUND, {
+              payment_id: paymentId,
+              money: { amount },
+              merchant_refund_no: refundNo,
+              ...(reason === undefined ? {} : { reason }),
+            });
+            assert.ok([200, 400, 409, 422].includes(res.status), `${res.status} ${res.text}`);
+          },
+        ),
+        { numRuns: 150 },
+      );
     });
 
     it('ledger verify sees a refund hold that does not match the wallet', async () => {
