@@ -19,7 +19,6 @@ import {
   claimDueTransactions,
   deleteOpening,
   giveBackTransactions,
-  findTransaction,
   markProcessing,
   OPENING,
   type Accepted,
@@ -32,6 +31,7 @@ import { isUnavailableError } from '../db/errors.ts';
 import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
 import type { SettlementService } from './settlement.service.ts';
+import { refundStep } from './refund.step.ts';
 
 export interface WorkerLogger {
   error(obj: object, msg: string): void;
@@ -229,7 +229,13 @@ export class TransactionWorker {
       if (channel.live && ageMs >= this.options.stuckAfterMs)
         await this.options.outcomes.stuck(row, ageMs / 1000);
       if (row.kind === 'payin') await this.payin(row, channel);
-      else if (row.kind === 'refund') await this.refund(row, channel);
+      else if (row.kind === 'refund')
+        await refundStep(row, channel, {
+          database: this.database,
+          settlement: this.settlement,
+          now: () => this.now,
+          accepted: (a) => this.processing.submit(a),
+        });
       else await this.payout(row, channel);
     } catch (err) {
       const failure = err instanceof ChannelFailure ? err : null;
@@ -324,62 +330,6 @@ export class TransactionWorker {
         this.database.db,
         row.payment_id,
         this.now + channel.pollDelayMs('payout', this.now - row.updated_at),
-      );
-  }
-
-  /**
-   * A refund due, driven as a payout is: handed to the pay-in's channel (PENDING) or asked about
-   * (PROCESSING); one taken up before is asked about before it is sent again, under its refund_id.
-   */
-  private async refund(row: TransactionRow, channel: Channel): Promise<void> {
-    const rail = channel.refunds;
-    if (!rail) throw new Error(`channel ${channel.name} makes no refunds`);
-    const payin = row.refund_of ? await findTransaction(this.database.db, row.refund_of) : undefined;
-    const submission = {
-      refundId: row.payment_id,
-      paymentId: row.refund_of ?? '',
-      payinChannelTxnId: payin?.channel_txn_id ?? '',
-      amount: row.amount,
-      currency: row.currency,
-    };
-    const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
-    const source = `channel:${channel.name}`;
-    if (row.status === 'PENDING') {
-      const sentBefore = row.submit_attempts > 1;
-      let state = sentBefore ? await rail.readRefund(inFlight) : null;
-      if (!state) {
-        try {
-          state = await rail.submitRefund(submission);
-        } catch (err) {
-          if (!(err instanceof ChannelFailure) || err.kind !== 'rejected') throw err;
-          const again = sentBefore ? await rail.readRefund(inFlight) : null;
-          if (!again) {
-            await this.settlement.settle(
-              row.payment_id,
-              { status: 'FAILED', utr: '', channelTxnId: '' },
-              `${source}:rejected:${err.code}`,
-            );
-            return;
-          }
-          state = again;
-        }
-      }
-      if (state.outcome) await this.settlement.settle(row.payment_id, state.outcome, source);
-      else
-        await this.processing.submit({
-          paymentId: row.payment_id,
-          channelTxnId: state.channelTxnId,
-          nextActionAt: this.now + channel.pollDelayMs('refund', 0),
-        });
-      return;
-    }
-    const state = await rail.readRefund(inFlight);
-    if (state?.outcome) await this.settlement.settle(row.payment_id, state.outcome, source);
-    else
-      await reschedule(
-        this.database.db,
-        row.payment_id,
-        this.now + channel.pollDelayMs('refund', this.now - row.updated_at),
       );
   }
 
