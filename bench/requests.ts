@@ -34,10 +34,14 @@ export function payoutBody(prefix: string): string {
   });
 }
 
-/** A refund of 1.00 of one of `paymentIds` (SUCCESS pay-ins large enough for the whole run), in turn. */
-export function refundBody(prefix: string, paymentIds: string[]): string {
+/**
+ * A refund of 1.00 of a random SUCCESS pay-in among the `rows` bulk-loaded ones (`fillPayins` makes
+ * numbers ending in 1 to 7 SUCCESS), so that a pay-in has a refund or two, as in a real shop.
+ */
+export function refundBody(prefix: string, rows: number): string {
+  const i = 10 * Math.floor(Math.random() * Math.floor(rows / 10)) + 1 + Math.floor(Math.random() * 7);
   return JSON.stringify({
-    payment_id: paymentIds[seq % paymentIds.length],
+    payment_id: filledPaymentId(i),
     money: { amount: 1, currency: 'INR' },
     merchant_refund_no: nextOrderNo(prefix),
   });

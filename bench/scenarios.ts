@@ -57,7 +57,7 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
     const merchant = createFundedMerchant(gwDb.url);
     await prepareBaselineDatabase(blDb.url, merchant.merchantId);
     const wants = (s: ScenarioName) => opts.scenarios.includes(s);
-    if (wants('payin_status')) {
+    if (wants('payin_status') || wants('refund')) {
       await fillPayins(gwDb.url, merchant.merchantId, 1, opts.statusRows);
       await fillPayins(blDb.url, merchant.merchantId, 1, opts.statusRows);
     }
@@ -107,7 +107,6 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
     if (wants('refund')) {
       // Refund creation against payout creation on the same gateway, one hot wallet for both: the
       // "baseline" of this row is payouts, so its ratio says what a refund costs next to a payout.
-      const payins = await paidInForRefunds(gateway.baseUrl, key, 20);
       rss.mark();
       rows.push(
         await measurePair(
@@ -115,7 +114,7 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
             name: 'refund',
             title: 'refund create vs payout create (baseline column), one hot wallet',
             target: 0.85,
-            gateway: () => freshPosts('/payments/refund', [key], () => refundBody('rf', payins)),
+            gateway: () => freshPosts('/payments/refund', [key], () => refundBody('rf', opts.statusRows)),
             baseline: () => freshPosts('/payments/payout', [key], () => payoutBody('pr')),
           },
           gateway,
@@ -155,27 +154,4 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
     await gwDb.drop();
     await blDb.drop();
   }
-}
-
-/** `count` SUCCESS pay-ins of the largest amount, to be refunded 1.00 at a time. */
-async function paidInForRefunds(baseUrl: string, apiKey: string, count: number): Promise<string[]> {
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { payment_id: string };
-  };
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const { payment_id } = await post('/payments/onsite/payin', {
-      money: { amount: 10_000_000 },
-      merchant_order_no: `refundable-${i}-${Date.now().toString(36)}`,
-    });
-    await post('/sandbox/payin/complete', { payment_id, status: 'SUCCESS' });
-    ids.push(payment_id);
-  }
-  return ids;
 }

@@ -55,30 +55,16 @@ export class RefundService {
       reason,
       callback_url: callbackUrl,
     });
-    // The refund number first: a repeat is answered as the first request was, whatever has
-    // happened to the pay-in since.
-    const replay = await this.replay(principal, req.merchant_refund_no, hash);
-    if (replay) return replay;
     const payin = await findTransaction(this.database.db, req.payment_id);
-    if (!payin || payin.kind !== 'payin' || payin.merchant_id !== principal.merchantId)
-      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
-    if (payin.status !== 'SUCCESS')
-      throw new AppError(
-        'PAYMENT_NOT_REFUNDABLE',
-        `Only a SUCCESS pay-in can be refunded; this one is ${payin.status}`,
-        {
-          status: payin.status,
-        },
-      );
-    if (currency !== payin.currency)
-      throw new AppError('VALIDATION_INVALID_CURRENCY', `The pay-in was made in ${payin.currency}`, {
-        supported_currencies: [payin.currency],
-      });
-    if (!this.channels(payin.channel)?.refunds)
-      throw new AppError(
-        'LIVE_CHANNEL_NOT_CONFIGURED',
-        `Refunds through the ${payin.channel} channel are not available on this gateway`,
-      );
+    const refusal = this.refusal(principal, payin, currency);
+    if (refusal || !payin) {
+      // The refund number first: a repeat is answered as the first request was, and a used number
+      // is a conflict, whatever has happened to the pay-in since (checked only on this path: on
+      // the way to a new refund the insert itself finds a used number).
+      const replay = await this.replay(principal, req.merchant_refund_no, hash);
+      if (replay) return replay;
+      throw refusal!;
+    }
     const refundId = newPaymentId();
     const response: RefundResponse = {
       success: true,
@@ -152,6 +138,32 @@ export class RefundService {
     }
     this.onCreated();
     return { body: response, replayed: false };
+  }
+
+  /** Why `payin` cannot be refunded by this request, or null when it can. */
+  private refusal(
+    principal: Principal,
+    payin: TransactionRow | undefined,
+    currency: string,
+  ): AppError | null {
+    if (!payin || payin.kind !== 'payin' || payin.merchant_id !== principal.merchantId)
+      return new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    if (payin.status !== 'SUCCESS')
+      return new AppError(
+        'PAYMENT_NOT_REFUNDABLE',
+        `Only a SUCCESS pay-in can be refunded; this one is ${payin.status}`,
+        { status: payin.status },
+      );
+    if (currency !== payin.currency)
+      return new AppError('VALIDATION_INVALID_CURRENCY', `The pay-in was made in ${payin.currency}`, {
+        supported_currencies: [payin.currency],
+      });
+    if (!this.channels(payin.channel)?.refunds)
+      return new AppError(
+        'LIVE_CHANNEL_NOT_CONFIGURED',
+        `Refunds through the ${payin.channel} channel are not available on this gateway`,
+      );
+    return null;
   }
 
   /** The first answer to this refund number, when it was used with the same request; 409 when with another; null when unused. */
