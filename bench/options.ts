@@ -6,6 +6,7 @@ export const DEFAULT_SCENARIOS = [
   'offsite',
   'payin_status',
   'payout',
+  'refund',
   'callbacks',
   'live',
 ] as const;

@@ -34,6 +34,19 @@ export function payoutBody(prefix: string): string {
   });
 }
 
+/**
+ * A refund of 1.00 of a random SUCCESS pay-in among the `rows` bulk-loaded ones (`fillPayins` makes
+ * numbers ending in 1 to 7 SUCCESS), so that a pay-in has a refund or two, as in a real shop.
+ */
+export function refundBody(prefix: string, rows: number): string {
+  const i = 10 * Math.floor(Math.random() * Math.floor(rows / 10)) + 1 + Math.floor(Math.random() * 7);
+  return JSON.stringify({
+    payment_id: filledPaymentId(i),
+    money: { amount: 1, currency: 'INR' },
+    merchant_refund_no: nextOrderNo(prefix),
+  });
+}
+
 function json(apiKey: string | null): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json' };
   if (apiKey) h.authorization = `Bearer ${apiKey}`;

@@ -17,7 +17,7 @@ import { measureLive, type LiveResult } from './live.ts';
 import type { Progress } from './load.ts';
 import type { BenchOptions, ScenarioName } from './options.ts';
 import { sampleRss, startBaseline, startGateway, type Server } from './processes.ts';
-import { freshPosts, payinBody, payoutBody, statusPosts } from './requests.ts';
+import { freshPosts, payinBody, payoutBody, refundBody, statusPosts } from './requests.ts';
 import { connect, engineVersion, fillPayins, freshDatabase } from './store.ts';
 
 export interface DatabaseReport {
@@ -57,7 +57,7 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
     const merchant = createFundedMerchant(gwDb.url);
     await prepareBaselineDatabase(blDb.url, merchant.merchantId);
     const wants = (s: ScenarioName) => opts.scenarios.includes(s);
-    if (wants('payin_status')) {
+    if (wants('payin_status') || wants('refund')) {
       await fillPayins(gwDb.url, merchant.merchantId, 1, opts.statusRows);
       await fillPayins(blDb.url, merchant.merchantId, 1, opts.statusRows);
     }
@@ -103,6 +103,28 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
       rss.mark();
       rows.push(await measurePair(pair, gateway, baseline, opts, progress, kind));
       byScenarioMb[pair.name] = rss.mark();
+    }
+    if (wants('refund')) {
+      // Refund creation against payout creation on the same gateway, one hot wallet for both: the
+      // "baseline" of this row is payouts, so its ratio says what a refund costs next to a payout.
+      rss.mark();
+      rows.push(
+        await measurePair(
+          {
+            name: 'refund',
+            title: 'refund create vs payout create (baseline column), one hot wallet',
+            target: 0.85,
+            gateway: () => freshPosts('/payments/refund', [key], () => refundBody('rf', opts.statusRows)),
+            baseline: () => freshPosts('/payments/payout', [key], () => payoutBody('pr')),
+          },
+          gateway,
+          gateway,
+          opts,
+          progress,
+          kind,
+        ),
+      );
+      byScenarioMb.refund = rss.mark();
     }
     let callbacks: CallbackResult | undefined;
     if (wants('callbacks')) {

@@ -42,6 +42,7 @@ import { dashboardFrameworkError, dashboardRoutes, isDashboardPath } from './das
 import { PagesService } from './pages/pages.service.ts';
 import { payinRoutes } from './payins/payins.routes.ts';
 import { payoutRoutes } from './payouts/payouts.routes.ts';
+import { refundRoutes } from './refunds/refunds.routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox.routes.ts';
 import { TransactionWorker, workerLeaseMs } from './transactions/transaction.worker.ts';
 import { walletRoutes } from './wallet/wallet.routes.ts';
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   services.observeChannels(channelMetrics(metrics));
   exceptionMetrics(metrics, () => countExceptions(database.db));
   services.payouts.onCreated = () => worker.created();
+  services.refunds.onCreated = () => worker.created();
   const dispatcher = new CallbackDispatcher(database, config, {
     registry: metrics.registry,
     logger: app.log,
@@ -185,12 +187,13 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
         title: 'Paygate',
         version: VERSION,
         description:
-          'Merchant payment gateway: pay-ins (onsite, offsite, P2P), payouts, status queries and signed callbacks. Amounts are rupees with at most 2 decimals.',
+          'Merchant payment gateway: pay-ins (onsite, offsite, P2P), payouts, refunds, status queries and signed callbacks. Amounts are rupees with at most 2 decimals.',
       },
       // In this order in /docs: what merchants call most first, the operations endpoints last.
       tags: [
         { name: 'Pay-ins', description: 'Collect money from customers: onsite, offsite (UPI QR), P2P' },
         { name: 'Payouts', description: 'Send money to bank accounts from the wallet balance' },
+        { name: 'Refunds', description: 'Give back all or part of a successful pay-in' },
         { name: 'Wallet', description: 'The merchant balance' },
         { name: 'Callbacks', description: 'Signed notifications of final statuses' },
         { name: 'Sandbox', description: 'Settle test transactions at once (sk_test_ keys only)' },
@@ -254,6 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     }
     await api.register(payinRoutes, { payins: services.payins, schemas });
     await api.register(payoutRoutes, { payouts: services.payouts, schemas });
+    await api.register(refundRoutes, { refunds: services.refunds, schemas });
     await api.register(walletRoutes, { wallets: services.wallets, config });
     await api.register(sandboxRoutes, { sandbox: services.sandbox });
     await api.register(callbackRoutes, { callbacks: services.callbacks });

@@ -16,6 +16,7 @@ import { MerchantService } from './merchants/merchants.service.ts';
 import { channelChoice } from './payments/channel-choice.ts';
 import { PayinService } from './payins/payins.service.ts';
 import { PayoutService } from './payouts/payouts.service.ts';
+import { RefundService } from './refunds/refunds.service.ts';
 import { SandboxService } from './sandbox/sandbox.service.ts';
 import { SettlementService } from './transactions/settlement.service.ts';
 import { WalletService } from './wallet/wallet.service.ts';
@@ -25,6 +26,7 @@ export interface Services {
   wallets: WalletService;
   payins: PayinService;
   payouts: PayoutService;
+  refunds: RefundService;
   settlement: SettlementService;
   sandbox: SandboxService;
   sandboxChannel: SandboxChannel;
@@ -78,6 +80,7 @@ export function buildServices(config: Config, database: Database, now: () => num
     wallets: new WalletService(db, now),
     payins: new PayinService(database, config, channelFor, now),
     payouts: new PayoutService(database, config, channelFor, now),
+    refunds: new RefundService(database, config, (name) => byName.get(name), now),
     settlement,
     sandbox: new SandboxService(db, sandboxChannel, settlement),
     sandboxChannel,

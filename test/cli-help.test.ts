@@ -31,6 +31,8 @@ const COMMANDS = [
   'ledger verify',
   'callbacks list',
   'callbacks resend',
+  'refund create',
+  'refund show',
   'channels check',
   'channels exceptions',
   'user create',

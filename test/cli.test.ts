@@ -282,7 +282,7 @@ describe('the CLI as a newcomer meets it', () => {
     for (const run of [long, short, word, group, unknown]) {
       assert.equal(run.status, 0, run.stderr);
       assert.match(run.stdout, /^Usage: paygate <command>/);
-      assert.match(run.stdout, /callbacks resend PAYMENT_ID/);
+      assert.match(run.stdout, /callbacks resend ID /);
     }
     for (const run of [cmd, helpCmd]) {
       assert.equal(run.status, 0, run.stderr);

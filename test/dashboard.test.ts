@@ -481,7 +481,7 @@ for (const kind of DATABASES) {
       assert.equal(pages, 3);
       assert.deepEqual(seen, [...ids].reverse().concat([early, late]));
 
-      for (const bad of ['kind=refund', 'status=DONE', 'from=2026-13-01', 'min=1.234', 'after=nonsense'])
+      for (const bad of ['kind=chargeback', 'status=DONE', 'from=2026-13-01', 'min=1.234', 'after=nonsense'])
         assert.equal((await get(b, `/dashboard/transactions?${bad}`)).statusCode, 400, bad);
 
       // The CSV holds the filtered set, formula-like cells escaped.

@@ -41,6 +41,8 @@ function payin(paymentId: string, merchantId: string, amount: number): Transacti
     upi_intent: null,
     submit_attempts: 0,
     reversed_at: null,
+    refund_of: null,
+    reason: null,
     expires_at: null,
     next_action_at: null,
     lease_until: null,

@@ -297,6 +297,9 @@ for (const kind of DATABASES) {
         '/sandbox/payin/complete',
         '/sandbox/payout/complete',
         '/wallet/balance',
+        '/payments/refund',
+        '/payments/refund_status',
+        '/sandbox/refund/complete',
       ];
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...paths), almostValid, async (path, request) => {

@@ -17,6 +17,9 @@ import type {
   PayoutRequest,
   PayoutResponse,
   PayoutStatus,
+  RefundRequest,
+  RefundResponse,
+  RefundStatusResponse,
   SandboxCompleteResponse,
   StatusResponse,
 } from './types.js';
@@ -115,6 +118,20 @@ export class Paygate {
     return this.#call('getPayoutStatus', { payment_id: paymentId }, call);
   }
 
+  /**
+   * A refund of all or part of a SUCCESS pay-in; the amount is held against the available balance.
+   * Refused with REFUND_EXCEEDS_PAYMENT (metadata.refundable) past what is left of the pay-in,
+   * PAYMENT_NOT_REFUNDABLE when it is not SUCCESS, INSUFFICIENT_BALANCE, DUPLICATE_REFUND_NO.
+   */
+  createRefund(request: RefundRequest, call?: CallOptions): Promise<Created<RefundResponse>> {
+    return this.#create('createRefund', request, call);
+  }
+
+  /** A refund's status from the gateway's records. */
+  refundStatus(refundId: string, call?: CallOptions): Promise<RefundStatusResponse> {
+    return this.#call('refundStatus', { refund_id: refundId }, call);
+  }
+
   /** The wallet balance in rupees (INR unless `currency` says otherwise). */
   getBalance(currency?: string, call?: CallOptions): Promise<Balance> {
     return this.#call('getBalance', currency === undefined ? {} : { currency }, call);
@@ -128,6 +145,11 @@ export class Paygate {
     return this.#call('resendCallback', { payment_id: paymentId }, call);
   }
 
+  /** Asks for the callback of a final refund again. */
+  resendRefundCallback(refundId: string, call?: CallOptions): Promise<CallbackResendResponse> {
+    return this.#call('resendCallback', { refund_id: refundId }, call);
+  }
+
   /** Sandbox only: settle a pay-in now (409 INVALID_STATE when it is already final). */
   completeSandboxPayin(
     paymentId: string,
@@ -135,6 +157,15 @@ export class Paygate {
     call?: CallOptions,
   ): Promise<SandboxCompleteResponse> {
     return this.#call('completeSandboxPayin', { payment_id: paymentId, status }, call);
+  }
+
+  /** Sandbox only: settle a refund now. */
+  completeSandboxRefund(
+    refundId: string,
+    status: FinalStatus,
+    call?: CallOptions,
+  ): Promise<RefundStatusResponse> {
+    return this.#call('completeSandboxRefund', { refund_id: refundId, status }, call);
   }
 
   /** Sandbox only: settle a payout now. */

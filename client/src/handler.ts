@@ -4,9 +4,9 @@
  * http server (and Express, which uses the same signature) and for Fastify.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PaygateCallback } from './types.js';
+import type { PaygateCallback, RefundCallback } from './types.js';
 import { PaygateSignatureError } from './errors.js';
-import { parseCallback, verifyCallback } from './verify.js';
+import { isRefundCallback, parseCallback, verifyCallback } from './verify.js';
 
 export interface CallbackContext {
   /** `X-Callback-Attempt`: 1 for the first delivery, 2, 3, … for retries. */
@@ -26,6 +26,11 @@ export interface CallbackHandlerOptions {
    * answers 500 and the gateway retries later.
    */
   onCallback: (callback: PaygateCallback, context: CallbackContext) => void | Promise<void>;
+  /**
+   * Called once per authentic refund callback (by `refund_id`), before the 200 goes out. Without
+   * it a refund's callback is answered 500 (and retried by the gateway), never dropped.
+   */
+  onRefund?: (refund: RefundCallback, context: CallbackContext) => void | Promise<void>;
   /**
    * Told why a request was refused (for your logs); never told the secret. For `signature`, the
    * error is a `PaygateSignatureError` whose `reason` says what failed.
@@ -78,7 +83,7 @@ export async function handleCallback(
     requireStandardWebhooks: options.requireStandardWebhooks,
     throwOnFailure: true as const,
   };
-  let callback: PaygateCallback | null = null;
+  let callback: PaygateCallback | RefundCallback | null = null;
   let rawBody = '';
   let failure: unknown = new PaygateSignatureError('invalid_body', 'the callback has no JSON object body');
   try {
@@ -89,7 +94,7 @@ export async function handleCallback(
     } else if (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body)) {
       const body = req.body as Record<string, unknown>;
       verifyCallback({ ...check, body });
-      callback = body as unknown as PaygateCallback;
+      callback = body as unknown as PaygateCallback | RefundCallback;
       rawBody = JSON.stringify(body);
     }
   } catch (err) {
@@ -101,12 +106,15 @@ export async function handleCallback(
     return { status: 401, body: 'callback not verified\n' };
   }
   const attempt = Number(header(req.headers, 'x-callback-attempt') ?? '1');
+  const context = {
+    attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1,
+    rawBody,
+    webhookId: header(req.headers, 'webhook-id') ?? null,
+  };
   try {
-    await options.onCallback(callback, {
-      attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1,
-      rawBody,
-      webhookId: header(req.headers, 'webhook-id') ?? null,
-    });
+    if (!isRefundCallback(callback)) await options.onCallback(callback, context);
+    else if (options.onRefund) await options.onRefund(callback, context);
+    else throw new Error('a refund callback arrived and no onRefund handler is set');
   } catch (err) {
     reject('handler_error', err);
     return { status: 500, body: 'callback not processed\n' };

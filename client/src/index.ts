@@ -14,6 +14,7 @@ export {
 export {
   verifyCallback,
   parseCallback,
+  isRefundCallback,
   callbackToken,
   formatCallbackAmount,
   DEFAULT_TOLERANCE_SECONDS,

@@ -105,9 +105,41 @@ export const SandboxCompleteResponse = obj({
   ...statusFields([...PAYIN_STATUSES, 'PROCESSING'] as const),
 });
 
+export const RefundRequest = obj({
+  payment_id: str(),
+  money: Money,
+  merchant_refund_no: str(),
+  reason: optional(nullable(str())),
+  callback_url: optional(nullable(str())),
+});
+
+export const RefundResponse = obj({
+  success: bool(),
+  refund_id: str(),
+  payment_id: str(),
+  merchant_refund_no: str(),
+  amount: num(),
+  currency: str(),
+  status: str(PAYOUT_STATUSES),
+  message: str(),
+});
+
+export const RefundStatusRequest = obj({ refund_id: str() });
+export const RefundStatusResponse = obj({
+  refund_id: str(),
+  payment_id: str(),
+  merchant_refund_no: str(),
+  status: str(PAYOUT_STATUSES),
+  money: obj({ amount: num(), currency: str() }),
+  utr: str(),
+});
+export const SandboxRefundCompleteRequest = obj({ refund_id: str(), status: str(FINAL_STATUSES) });
+
+export const CallbackResendRequest = obj({ payment_id: optional(str()), refund_id: optional(str()) });
 export const CallbackResendResponse = obj({
   success: bool(true),
-  payment_id: str(),
+  payment_id: optional(str()),
+  refund_id: optional(str()),
   delivery_id: str(),
   status: str(['pending'] as const),
 });
@@ -116,6 +148,17 @@ export const CallbackResendResponse = obj({
 export const PaygateCallback = obj({
   payment_id: str(),
   merchant_order_no: str(),
+  amount: num(),
+  currency: str(),
+  status: str(FINAL_STATUSES),
+  utr: str(),
+});
+
+/** A refund's callback body (compared with the gateway's own writer in tests). */
+export const RefundCallback = obj({
+  refund_id: str(),
+  payment_id: str(),
+  merchant_refund_no: str(),
   amount: num(),
   currency: str(),
   status: str(FINAL_STATUSES),
@@ -160,7 +203,17 @@ export const OPERATIONS = {
     response: PayoutStatusResponse,
   },
   getBalance: { path: '/wallet/balance', request: BalanceRequest, response: Balance },
-  resendCallback: { path: '/callbacks/resend', request: StatusRequest, response: CallbackResendResponse },
+  createRefund: { path: '/payments/refund', request: RefundRequest, response: RefundResponse },
+  refundStatus: {
+    path: '/payments/refund_status',
+    request: RefundStatusRequest,
+    response: RefundStatusResponse,
+  },
+  resendCallback: {
+    path: '/callbacks/resend',
+    request: CallbackResendRequest,
+    response: CallbackResendResponse,
+  },
   completeSandboxPayin: {
     path: '/sandbox/payin/complete',
     request: SandboxCompleteRequest,
@@ -170,6 +223,11 @@ export const OPERATIONS = {
     path: '/sandbox/payout/complete',
     request: SandboxCompleteRequest,
     response: SandboxCompleteResponse,
+  },
+  completeSandboxRefund: {
+    path: '/sandbox/refund/complete',
+    request: SandboxRefundCompleteRequest,
+    response: RefundStatusResponse,
   },
 } as const satisfies Record<string, Operation>;
 
@@ -192,7 +250,14 @@ agree<Same<Infer<typeof BalanceRequest>, T.BalanceRequest>>();
 agree<Same<Infer<typeof Balance>, T.Balance>>();
 agree<Same<Infer<typeof SandboxCompleteRequest>, T.SandboxCompleteRequest>>();
 agree<Same<Infer<typeof SandboxCompleteResponse>, T.SandboxCompleteResponse>>();
+agree<Same<Infer<typeof CallbackResendRequest>, T.CallbackResendRequest>>();
 agree<Same<Infer<typeof CallbackResendResponse>, T.CallbackResendResponse>>();
+agree<Same<Infer<typeof RefundRequest>, T.RefundRequest>>();
+agree<Same<Infer<typeof RefundResponse>, T.RefundResponse>>();
+agree<Same<Infer<typeof RefundStatusRequest>, T.RefundStatusRequest>>();
+agree<Same<Infer<typeof RefundStatusResponse>, T.RefundStatusResponse>>();
+agree<Same<Infer<typeof SandboxRefundCompleteRequest>, T.SandboxRefundCompleteRequest>>();
+agree<Same<Infer<typeof RefundCallback>, T.RefundCallback>>();
 agree<Same<Infer<typeof PaygateCallback>, T.PaygateCallback>>();
 agree<Same<Infer<typeof ErrorEnvelope>, T.ErrorEnvelope>>();
 agree<Same<Infer<typeof ValidationErrorBody>, T.ValidationErrorBody>>();

@@ -148,10 +148,67 @@ export interface SandboxCompleteResponse extends StatusResponse<PayinStatus | Pa
   payment_id: string;
 }
 
+/** POST /payments/refund: all or part of a SUCCESS pay-in back to the customer. */
+export interface RefundRequest {
+  /** The SUCCESS pay-in to refund. */
+  payment_id: string;
+  money: Money;
+  /** Your unique refund number, 1 to 36 printable characters. Repeating it with the same body replays the original response. */
+  merchant_refund_no: string;
+  /** Up to 100 characters. */
+  reason?: string | null;
+  /** Where the refund's callback goes; defaults to the pay-in's, then the merchant's callback URL. */
+  callback_url?: string | null;
+}
+
+export type RefundStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'FAILED';
+
+export interface RefundResponse {
+  success: boolean;
+  refund_id: string;
+  payment_id: string;
+  merchant_refund_no: string;
+  amount: number;
+  currency: string;
+  /** PENDING at creation. */
+  status: RefundStatus;
+  message: string;
+}
+
+export interface RefundStatusRequest {
+  refund_id: string;
+}
+
+/** POST /payments/refund_status, and the sandbox's refund completion. */
+export interface RefundStatusResponse {
+  refund_id: string;
+  payment_id: string;
+  merchant_refund_no: string;
+  status: RefundStatus;
+  money: { amount: number; currency: string };
+  /** The bank reference of the refund; "" until it succeeds. */
+  utr: string;
+}
+
+/** POST /sandbox/refund/complete (test keys only). */
+export interface SandboxRefundCompleteRequest {
+  refund_id: string;
+  status: FinalStatus;
+}
+
+/** POST /callbacks/resend: exactly one of the two. */
+export interface CallbackResendRequest {
+  payment_id?: string;
+  refund_id?: string;
+}
+
 /** POST /callbacks/resend: a fresh delivery of a final transaction's callback was queued. */
 export interface CallbackResendResponse {
   success: true;
-  payment_id: string;
+  /** The pay-in or payout, when one was named. */
+  payment_id?: string;
+  /** The refund, when one was named. */
+  refund_id?: string;
   /** The new delivery; it starts again at attempt 1. */
   delivery_id: string;
   status: 'pending';
@@ -164,6 +221,20 @@ export interface CallbackResendResponse {
 export interface PaygateCallback {
   payment_id: string;
   merchant_order_no: string;
+  amount: number;
+  currency: string;
+  status: FinalStatus;
+  utr: string;
+}
+
+/**
+ * The body of a refund's callback, once verified; signed over `refund_id:amount:status`.
+ * `payment_id` is the refunded pay-in.
+ */
+export interface RefundCallback {
+  refund_id: string;
+  payment_id: string;
+  merchant_refund_no: string;
   amount: number;
   currency: string;
   status: FinalStatus;

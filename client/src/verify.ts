@@ -10,7 +10,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readBody } from './callback-json.js';
 import { PaygateSignatureError, type SignatureFailure } from './errors.js';
 import { checkStandardSignature, headerValue, standardHeaders, type HeaderBag } from './standard-webhooks.js';
-import type { PaygateCallback } from './types.js';
+import type { PaygateCallback, RefundCallback } from './types.js';
 
 export interface VerifyCallbackInput {
   /** The body exactly as received (preferred: the amount is signed as written). */
@@ -64,7 +64,7 @@ function nonEmptyString(v: unknown): string | null {
 export function signedFieldsFromRaw(text: string): SignedFields | null {
   const read = readBody(text);
   if (!read) return null;
-  const paymentId = nonEmptyString(read.value.payment_id);
+  const paymentId = signedId(read.value);
   const status = nonEmptyString(read.value.status);
   const rawAmount = read.raw.get('amount');
   if (!paymentId || !status || rawAmount === undefined) return null;
@@ -77,7 +77,7 @@ export function signedFieldsFromRaw(text: string): SignedFields | null {
 
 /** The signed fields from a parsed body, or null when one is missing. */
 export function signedFieldsFromBody(body: Record<string, unknown>): SignedFields | null {
-  const paymentId = nonEmptyString(body.payment_id);
+  const paymentId = signedId(body);
   const status = nonEmptyString(body.status);
   const amount = body.amount;
   const amountText = typeof amount === 'number' ? formatCallbackAmount(amount) : nonEmptyString(amount);
@@ -175,8 +175,18 @@ export function verifyCallback(input: VerifyCallbackInput): boolean {
  * Parses a callback body (trailing commas tolerated) into a `PaygateCallback`, or null when it is
  * not a JSON object. Verify first: this does not check the signature.
  */
-export function parseCallback(rawBody: string | Uint8Array): PaygateCallback | null {
+/** Whether a parsed callback is a refund's (it carries `refund_id`). */
+export function isRefundCallback(callback: PaygateCallback | RefundCallback): callback is RefundCallback {
+  return 'refund_id' in callback;
+}
+
+/** A refund's callback is signed over its refund_id; any other over its payment_id. */
+function signedId(body: Record<string, unknown>): string | null {
+  return 'refund_id' in body ? nonEmptyString(body.refund_id) : nonEmptyString(body.payment_id);
+}
+
+export function parseCallback(rawBody: string | Uint8Array): PaygateCallback | RefundCallback | null {
   const text = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
   const read = readBody(text);
-  return read ? (read.value as unknown as PaygateCallback) : null;
+  return read ? (read.value as unknown as PaygateCallback | RefundCallback) : null;
 }

@@ -12,6 +12,8 @@ import { ERROR_STATUS } from '../../src/errors.ts';
 
 const guide = readFileSync(new URL('../../docs/integration.md', import.meta.url), 'utf8');
 const vectorsPath = new URL('../../test/vectors/callback-signatures.json', import.meta.url).pathname;
+const refundVectorsPath = new URL('../../test/vectors/refund-callback-signatures.json', import.meta.url)
+  .pathname;
 
 function has(command: string, versionArgs = ['--version']): boolean {
   return spawnSync(command, versionArgs, { encoding: 'utf8' }).status === 0;
@@ -26,6 +28,21 @@ function block(lang: string, containing: string): string {
 }
 
 describe('docs/integration.md', () => {
+  it(
+    'Python verifier answers every refund signature vector correctly (refund_id:amount:status)',
+    { skip: has('python3') ? false : 'python3 is not installed' },
+    () => {
+      const program = `${block('python', 'def verify_callback')}
+import json, sys
+bad = [v["name"] for v in json.load(open(sys.argv[1]))["vectors"]
+       if verify_callback(v["raw_body"].encode(), v["token"], v["secret"]) != v["valid"]]
+print(json.dumps(bad))`;
+      const r = spawnSync('python3', ['-c', program, refundVectorsPath], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), []);
+    },
+  );
+
   it(
     'Python verifier answers every signature vector correctly',
     { skip: has('python3') ? false : 'python3 is not installed' },

@@ -13,6 +13,7 @@ import {
   paygateCallbackPlugin,
   type CallbackContext,
   type PaygateCallback,
+  type RefundCallback,
 } from '../src/index.ts';
 
 interface Vector {
@@ -115,6 +116,41 @@ describe('createCallbackHandler on node:http', () => {
     assert.equal((await send(url, { raw_body: 'not json', token: gatewayVector.token })).status, 401);
     assert.equal(seen.length, before);
     assert.ok(rejected.filter((r) => r === 'signature').length >= 3);
+  });
+
+  it('hands a refund callback to onRefund, and answers 500 (retried) when there is none', async () => {
+    const refunds = JSON.parse(
+      readFileSync(new URL('../../test/vectors/refund-callback-signatures.json', import.meta.url), 'utf8'),
+    ) as { vectors: Vector[] };
+    const refundVector = refunds.vectors.find((v) => v.valid)!;
+    const forgedRefund = refunds.vectors.find((v) => !v.valid)!;
+    const got: RefundCallback[] = [];
+    const withRefunds = createCallbackHandler({
+      secret: refundVector.secret,
+      onCallback: () => assert.fail('a refund is not a payment callback'),
+      onRefund: (refund) => void got.push(refund),
+    });
+    const refundServer = http.createServer((req, res) => void withRefunds(req, res));
+    const refundUrl = await listen(refundServer);
+    try {
+      assert.equal((await send(refundUrl, refundVector)).status, 200);
+      assert.deepEqual(got, [JSON.parse(refundVector.raw_body)]);
+      assert.equal((await send(refundUrl, forgedRefund)).status, 401);
+      assert.equal(got.length, 1);
+    } finally {
+      refundServer.close();
+    }
+    // The handler above has no onRefund: the refund is not acknowledged, so the gateway retries it.
+    const before = seen.length;
+    const mine = createCallbackHandler({ secret: refundVector.secret, onCallback: () => {} });
+    const plain = http.createServer((req, res) => void mine(req, res));
+    const plainUrl = await listen(plain);
+    try {
+      assert.equal((await send(plainUrl, refundVector)).status, 500);
+    } finally {
+      plain.close();
+    }
+    assert.equal(seen.length, before);
   });
 
   it('answers 500 when the function throws, so the gateway retries', async () => {

@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { callbackBody } from '../../src/callbacks/signature.ts';
+import { callbackBody, refundCallbackBody } from '../../src/callbacks/signature.ts';
 import { DATABASES } from '../../test/support/databases.ts';
 import { skipFor, useGateway } from '../../test/support/harness.ts';
 import { OPERATIONS } from '../src/index.ts';
-import { ErrorEnvelope, PaygateCallback, ValidationErrorBody } from '../src/operations.ts';
+import { ErrorEnvelope, PaygateCallback, RefundCallback, ValidationErrorBody } from '../src/operations.ts';
 import type { Field } from '../src/shape.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document is untyped JSON, walked by hand
@@ -185,6 +185,27 @@ for (const kind of DATABASES) {
       const fields = PaygateCallback.fields!;
       assert.deepEqual(Object.keys(body).sort(), Object.keys(fields).sort());
       for (const [name, field] of Object.entries(fields)) assert.equal(typeof body[name], field.type, name);
+    });
+
+    it("agree on the refund callback body with the gateway's writer and its OpenAPI callback", async () => {
+      const body = JSON.parse(
+        refundCallbackBody({
+          refundId: 'r'.repeat(32),
+          paymentId: 'p'.repeat(32),
+          merchantRefundNo: 'rf-1',
+          amount: 2_500,
+          currency: 'INR',
+          status: 'FAILED',
+          utr: '',
+        }),
+      ) as Record<string, unknown>;
+      const fields = RefundCallback.fields!;
+      assert.deepEqual(Object.keys(body).sort(), Object.keys(fields).sort());
+      for (const [name, field] of Object.entries(fields)) assert.equal(typeof body[name], field.type, name);
+      const doc = await served();
+      const callback = doc.paths['/payments/refund'].post.callbacks.refundFinalStatus;
+      const schema = Object.values<Schema>(callback)[0]!.post.requestBody.content['application/json'].schema;
+      assert.deepEqual(differences(doc, RefundCallback, schema, 'refund callback'), []);
     });
   });
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { formatCallbackAmount, parseCallback, verifyCallback } from '../src/index.ts';
+import { formatCallbackAmount, isRefundCallback, parseCallback, verifyCallback } from '../src/index.ts';
 
 interface Vector {
   name: string;
@@ -110,5 +110,28 @@ describe('verifyCallback', () => {
     assert.equal(parseCallback('[1,2]'), null);
     assert.equal(parseCallback('{"a":'), null);
     assert.equal(parseCallback('{"a":1,"a":2}'), null);
+  });
+});
+
+describe('verifyCallback for refunds', () => {
+  const refunds = JSON.parse(
+    readFileSync(new URL('../../test/vectors/refund-callback-signatures.json', import.meta.url), 'utf8'),
+  ) as { vectors: Vector[] };
+
+  it('answers every refund vector as it says: signed over refund_id:amount:status', () => {
+    for (const v of refunds.vectors) {
+      assert.equal(
+        verifyCallback({ rawBody: v.raw_body, token: v.token, secret: v.secret }),
+        v.valid,
+        v.name,
+      );
+      const body = JSON.parse(v.raw_body) as Record<string, unknown>;
+      assert.equal(verifyCallback({ body, token: v.token, secret: v.secret }), v.valid, `${v.name} (parsed)`);
+    }
+    const ok = refunds.vectors.find((v) => v.valid)!;
+    const parsed = parseCallback(ok.raw_body)!;
+    assert.ok(isRefundCallback(parsed));
+    assert.equal(parsed.refund_id, JSON.parse(ok.raw_body).refund_id);
+    assert.equal(isRefundCallback(parseCallback(vectors[0]!.raw_body)!), false);
   });
 });

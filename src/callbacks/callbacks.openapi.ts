@@ -40,3 +40,45 @@ export const CALLBACKS = {
     },
   },
 };
+
+const RefundCallbackBody = {
+  type: 'object',
+  required: ['refund_id', 'payment_id', 'merchant_refund_no', 'amount', 'currency', 'status', 'utr'],
+  properties: {
+    refund_id: { type: 'string' },
+    payment_id: { type: 'string', description: 'The refunded pay-in.' },
+    merchant_refund_no: { type: 'string' },
+    amount: {
+      type: 'number',
+      description: 'Written with exactly two decimals (100.00); sign this text as it appears.',
+    },
+    currency: { type: 'string' },
+    status: { type: 'string', enum: ['SUCCESS', 'FAILED'] },
+    utr: { type: 'string', description: 'The bank reference of the refund, or "" when there is none.' },
+  },
+};
+
+/**
+ * Sent to the refund's callback_url, else the pay-in's, else the merchant's default, once the
+ * refund is final. Retried as every callback is.
+ */
+export const REFUND_CALLBACKS = {
+  refundFinalStatus: {
+    '{$request.body#/callback_url}': {
+      post: {
+        requestBody: {
+          required: true,
+          description:
+            'Final status of the refund. Headers: X-Verification-Token = lowercase hex HMAC-SHA256 of ' +
+            'refund_id:amount:status with your webhook secret; X-Callback-Attempt = 1, 2, …; ' +
+            'User-Agent = paygate-callback/VERSION.',
+          content: { 'application/json': { schema: RefundCallbackBody } },
+        },
+        responses: {
+          200: { description: 'Delivered. Any other answer is retried.' },
+          '4XX': { description: 'Not delivered: retried CALLBACK_MAX_RETRIES times, then failed.' },
+        },
+      },
+    },
+  },
+};

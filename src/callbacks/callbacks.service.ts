@@ -10,11 +10,12 @@ import { findTransaction } from '../transactions/transactions.repository.ts';
 import { listAttempts, listDeliveries, type AttemptRow, type DeliveryRow } from './deliveries.repository.ts';
 import { enqueueDelivery, resendTimes } from './outbox.repository.ts';
 import { notifyQueued } from './queue-signal.ts';
-import { callbackBody } from './signature.ts';
+import { callbackBodyOf } from './callback-body.ts';
 
 export interface ResendResult {
   success: true;
-  payment_id: string;
+  payment_id?: string;
+  refund_id?: string;
   delivery_id: string;
   status: 'pending';
 }
@@ -90,13 +91,25 @@ export class CallbackService {
   /**
    * Queues the callback of a final transaction again. With `merchantId`, only that merchant's
    * transactions are visible (404 otherwise, as for an unknown id); without it (the operator's
-   * CLI), any transaction. 409 INVALID_STATE when it is not final or has no callback URL.
+   * CLI), any transaction. A refund is named by its refund_id, a pay-in or payout by its
+   * payment_id; a bare id (the CLI's and the console's) may be either. 409 INVALID_STATE when it is not final or
+   * has no callback URL.
    */
-  async resend(paymentId: string, merchantId?: string): Promise<ResendResult> {
+  async resend(
+    id: string | { paymentId: string } | { refundId: string },
+    merchantId?: string,
+  ): Promise<ResendResult> {
     const { db } = this.database;
+    const named = typeof id === 'string' ? { id } : id;
+    const paymentId =
+      'paymentId' in named ? named.paymentId : 'refundId' in named ? named.refundId : named.id;
     const txn = await findTransaction(db, paymentId);
-    if (!txn || (merchantId !== undefined && txn.merchant_id !== merchantId)) {
-      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
+    const kindFits = !txn || 'id' in named || 'refundId' in named === (txn.kind === 'refund');
+    if (!txn || !kindFits || (merchantId !== undefined && txn.merchant_id !== merchantId)) {
+      throw new AppError(
+        'PAYMENT_NOT_FOUND',
+        'refundId' in named ? 'No refund with this refund_id' : 'No pay-in or payout with this payment_id',
+      );
     }
     if (txn.status !== 'SUCCESS' && txn.status !== 'FAILED') {
       throw new AppError(
@@ -114,14 +127,7 @@ export class CallbackService {
       paymentId,
       merchantId: txn.merchant_id,
       url,
-      body: callbackBody({
-        paymentId,
-        merchantOrderNo: txn.merchant_order_no,
-        amount: txn.amount,
-        currency: txn.currency,
-        status: txn.status,
-        utr: txn.utr,
-      }),
+      body: callbackBodyOf({ ...txn, status: txn.status }),
       maxAttempts: 1 + this.config.callbackMaxRetries,
     };
     const at = this.now();
@@ -154,7 +160,8 @@ export class CallbackService {
           });
     if (this.onQueued) this.onQueued();
     else await notifyQueued(this.database).catch(() => {});
-    return { success: true, payment_id: paymentId, delivery_id: deliveryId, status: 'pending' };
+    const which = txn.kind === 'refund' ? { refund_id: paymentId } : { payment_id: paymentId };
+    return { success: true, ...which, delivery_id: deliveryId, status: 'pending' };
   }
 
   /** Deliveries, newest first. */

@@ -67,6 +67,38 @@ export interface PayoutState {
   reversed: boolean;
 }
 
+/** A refund to hand to the channel that took the pay-in, under the refund_id as its idempotency key. */
+export interface RefundSubmission {
+  refundId: string;
+  /** The refunded pay-in: Paygate's payment_id and the channel's reference of its payment. */
+  paymentId: string;
+  payinChannelTxnId: string;
+  amount: number;
+  currency: string;
+}
+
+export interface RefundInFlight extends RefundSubmission {
+  /** "" while the refund is not known to have reached the channel. */
+  channelTxnId: string;
+  /** When the channel accepted it (epoch ms). */
+  submittedAt: number;
+}
+
+/** What a channel knows of a refund. */
+export interface RefundState {
+  channelTxnId: string;
+  /** Null while the refund is still in progress. */
+  outcome: FinalOutcome | null;
+}
+
+/** What a channel that refunds its pay-ins does (the sandbox today). */
+export interface RefundRail {
+  /** Hands a refund to the channel. Throws `ChannelFailure` when the outcome is not known. */
+  submitRefund(r: RefundSubmission): Promise<RefundState>;
+  /** What the channel knows of a refund, or null when it has never seen it. */
+  readRefund(r: RefundInFlight): Promise<RefundState | null>;
+}
+
 /**
  * Why a channel call did not give an answer. `unavailable`: the channel did not take the request
  * (it could not be reached, 401 or 429): safe to send again later. `unknown`: it may have been
@@ -114,6 +146,8 @@ export interface Channel {
   readPayout(p: PayoutInFlight): Promise<PayoutState | null>;
   /** How long after an event (submission, creation) to ask the channel, given the transaction's age. */
   pollDelayMs(kind: TransactionKind, ageMs: number): number;
+  /** Refunds of this channel's pay-ins, when it can make them. */
+  readonly refunds?: RefundRail;
 }
 
 /** Where a channel reports a final outcome. The gateway implements it with its one final-status transition. */

@@ -1,7 +1,7 @@
 /**
  * The built-in sandbox channel for test merchants. It behaves like a bank adapter: it accepts
- * payouts, answers outcome queries, and settles pay-ins when told to (the hosted page's buttons,
- * `POST /sandbox/payin/complete`), always through the gateway's `SettlementSink`.
+ * payouts and refunds, answers outcome queries, and settles pay-ins when told to (the hosted page's
+ * buttons, `POST /sandbox/payin/complete`), always through the gateway's `SettlementSink`.
  */
 import { base62, newUtr } from '../ids.ts';
 import type { TransactionKind } from '../db/schema.ts';
@@ -12,11 +12,17 @@ import type {
   PayinOpening,
   PayoutInFlight,
   PayoutState,
+  RefundInFlight,
+  RefundRail,
+  RefundState,
   SettlementSink,
 } from './channel.ts';
 
 /** Receiver accounts ending in this fail in the sandbox. */
 export const SANDBOX_FAILING_ACCOUNT_SUFFIX = '0000';
+
+/** Refunds whose amount has these paise fail in the sandbox (contract §12). */
+export const SANDBOX_FAILING_REFUND_PAISE = 13;
 
 export function sandboxOutcome(
   status: 'SUCCESS' | 'FAILED',
@@ -29,6 +35,10 @@ export class SandboxChannel implements Channel {
   readonly name = 'sandbox';
   readonly live = false;
   readonly opensRemotely = false;
+  readonly refunds: RefundRail = {
+    submitRefund: async () => ({ channelTxnId: `SBXR${base62(16)}`, outcome: null }),
+    readRefund: async (r) => this.readRefund(r),
+  };
 
   constructor(
     /** SANDBOX_PAYOUT_SETTLE_MS */
@@ -67,6 +77,18 @@ export class SandboxChannel implements Channel {
     };
   }
 
+  /** A refund settles as a payout does, SANDBOX_PAYOUT_SETTLE_MS after submission: FAILED when its paise are 13. */
+  private readRefund(r: RefundInFlight): RefundState | null {
+    if (!r.channelTxnId) return null;
+    if (this.now() - r.submittedAt < this.payoutSettleMs)
+      return { channelTxnId: r.channelTxnId, outcome: null };
+    const failed = r.amount % 100 === SANDBOX_FAILING_REFUND_PAISE;
+    return {
+      channelTxnId: r.channelTxnId,
+      outcome: sandboxOutcome(failed ? 'FAILED' : 'SUCCESS', r.channelTxnId),
+    };
+  }
+
   /** A payout settles SANDBOX_PAYOUT_SETTLE_MS after submission; later looks come at most once a second. */
   pollDelayMs(_kind: TransactionKind, ageMs: number): number {
     return ageMs === 0 ? this.payoutSettleMs : Math.max(this.payoutSettleMs, 1000);
@@ -77,7 +99,7 @@ export class SandboxChannel implements Channel {
     return sink.settle(paymentId, sandboxOutcome(status), source);
   }
 
-  /** Settles a payout at once, as the bank would report it. */
+  /** Settles a payout or a refund at once, as the bank would report it. */
   async completePayout(
     sink: SettlementSink,
     paymentId: string,

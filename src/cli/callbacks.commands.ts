@@ -56,13 +56,13 @@ export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
     },
   },
   'callbacks resend': {
-    args: 'PAYMENT_ID',
-    summary: "send a final transaction's callback again",
+    args: 'ID',
+    summary: "send a final pay-in's, payout's or refund's callback again (a payment_id or refund_id)",
     options: {},
     positionals: 1,
     async run({ config, positionals, out }) {
       const paymentId = positionals[0];
-      if (!paymentId) throw new UsageError('callbacks resend needs a PAYMENT_ID');
+      if (!paymentId) throw new UsageError('callbacks resend needs an ID (a payment_id or refund_id)');
       const r = await withDatabase(config, async (d) => {
         const queued = await buildServices(config, d).callbacks.resend(paymentId);
         const txn = await d.db
@@ -73,7 +73,7 @@ export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
         await audit(d, 'resend', txn?.merchant_id ?? null, `resent the callback of ${paymentId}`);
         return queued;
       });
-      out({ ...r }, `queued ${r.delivery_id} for ${r.payment_id}`);
+      out({ ...r }, `queued ${r.delivery_id} for ${r.refund_id ?? r.payment_id}`);
       return 0;
     },
   },

@@ -7,6 +7,7 @@ import { SERVICE_COMMANDS } from './service.commands.ts';
 import { MERCHANT_COMMANDS } from './merchant.commands.ts';
 import { WALLET_COMMANDS } from './wallet.commands.ts';
 import { CALLBACK_COMMANDS } from './callbacks.commands.ts';
+import { REFUND_COMMANDS } from './refund.commands.ts';
 import { CHANNEL_COMMANDS } from './channels.commands.ts';
 import { USER_COMMANDS } from './user.commands.ts';
 import { RECONCILE_COMMANDS } from './reconcile.commands.ts';
@@ -16,6 +17,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   ...MERCHANT_COMMANDS,
   ...WALLET_COMMANDS,
   ...CALLBACK_COMMANDS,
+  ...REFUND_COMMANDS,
   ...CHANNEL_COMMANDS,
   ...USER_COMMANDS,
   ...RECONCILE_COMMANDS,

@@ -185,7 +185,7 @@ async function searchIds(db: Db, merchantId: string | null, term: string): Promi
         'in',
         merchantId === null ? db.selectFrom('merchants').select('id') : [merchantId],
       )
-      .where('kind', 'in', ['payin', 'payout'])
+      .where('kind', 'in', ['payin', 'payout', 'refund'])
       .where('merchant_order_no', '=', term)
       .limit(1000)
       .execute(),

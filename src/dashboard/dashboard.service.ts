@@ -18,6 +18,7 @@ import {
 } from '../merchants/merchants.service.ts';
 import type { Services } from '../services.ts';
 import { findTransaction } from '../transactions/transactions.repository.ts';
+import { refundsOf } from '../refunds/refunds.repository.ts';
 import type { DashboardUser } from './accounts.service.ts';
 import {
   dailyStats,
@@ -50,6 +51,7 @@ export interface DayPoint {
   date: string;
   payinVolume: number;
   payoutVolume: number;
+  refundVolume: number;
   succeeded: number;
   failed: number;
 }
@@ -117,6 +119,7 @@ export class DashboardService {
         date: istDate(first + i * DAY_MS),
         payinVolume: 0,
         payoutVolume: 0,
+        refundVolume: 0,
         succeeded: 0,
         failed: 0,
       });
@@ -125,6 +128,7 @@ export class DashboardService {
       const point = days[s.day - firstDay];
       if (!point) continue;
       if (s.kind === 'payin') point.payinVolume += s.volume;
+      else if (s.kind === 'refund') point.refundVolume += s.volume;
       else point.payoutVolume += s.volume;
       point.succeeded += s.succeeded;
       point.failed += s.failed;
@@ -154,20 +158,59 @@ export class DashboardService {
     const txn = await findTransaction(this.db, paymentId);
     if (!txn || (user.merchantId !== null && txn.merchant_id !== user.merchantId))
       throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
-    const [events, journal, deliveries] = await Promise.all([
+    const [events, journal, deliveries, refunds] = await Promise.all([
       eventsOf(this.db, paymentId),
       journalOf(this.db, paymentId),
       this.services.callbacks.list({ paymentId, merchantId: txn.merchant_id, limit: 100 }),
+      txn.kind === 'payin' ? refundsOf(this.db, paymentId) : Promise.resolve([]),
     ]);
     const attempts = await Promise.all(
       deliveries.map((d) => this.services.callbacks.attempts(d.delivery_id)),
     );
+    // What is left to refund: the amount less the refunds that are not FAILED.
+    const refunded = refunds.filter((r) => r.status !== 'FAILED').reduce((sum, r) => sum + r.amount, 0);
     return {
       txn,
       events,
       journal,
       deliveries: deliveries.map((d, i) => ({ ...d, log: attempts[i]! })),
+      refunds,
+      refundable: txn.kind === 'payin' && txn.status === 'SUCCESS' ? txn.amount - refunded : 0,
     };
+  }
+
+  /**
+   * Refunds a SUCCESS pay-in the user may see, through the API's path (its rules, its hold), once per
+   * refund form (`formId`); audited.
+   */
+  async refund(
+    user: DashboardUser,
+    paymentId: string,
+    amount: number,
+    reason: string | null,
+    formId: string,
+  ) {
+    const txn = await findTransaction(this.db, paymentId);
+    if (!txn || txn.kind !== 'payin' || (user.merchantId !== null && txn.merchant_id !== user.merchantId))
+      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    const at = this.now();
+    if (!(await takeForm(this.db, formId, at, at - FORM_MEMORY_MS)))
+      throw new AppError('INVALID_STATE', 'This refund form was sent already; the refund was made once.');
+    const created = await this.services.refunds.createOnBehalf(txn.merchant_id, {
+      paymentId,
+      amount,
+      reason,
+      refundNo: `dash-${formId}`,
+    });
+    const body =
+      typeof created.body === 'string' ? (JSON.parse(created.body) as { refund_id: string }) : created.body;
+    await this.record(
+      user,
+      'refund',
+      txn.merchant_id,
+      `refund ${body.refund_id} of ${formatAmount(amount)} ${txn.currency} for ${paymentId}`,
+    );
+    return body;
   }
 
   /** Sends a final transaction's callback again, within the resend limit whoever asks. */

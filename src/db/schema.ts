@@ -44,7 +44,7 @@ export interface WalletTable {
 export interface LedgerEntryTable {
   id: Generated<number>;
   journal_id: string;
-  /** What moved the money: topup, payin, payin_fee, payout_hold, payout_success, payout_release. */
+  /** What moved the money: topup, payin, payin_fee, payout_hold, payout_success, payout_release, refund_hold, refund_success, refund_release. */
   kind: string;
   merchant_id: string;
   currency: string;
@@ -56,8 +56,8 @@ export interface LedgerEntryTable {
   created_at: number;
 }
 
-export type TransactionKind = 'payin' | 'payout';
-export type Flow = 'onsite' | 'offsite' | 'p2p' | 'payout';
+export type TransactionKind = 'payin' | 'payout' | 'refund';
+export type Flow = 'onsite' | 'offsite' | 'p2p' | 'payout' | 'refund';
 export type TransactionStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'FAILED';
 
 export interface TransactionTable {
@@ -100,6 +100,10 @@ export interface TransactionTable {
   submit_attempts: number;
   /** When a payout's money came back after SUCCESS (the beneficiary's bank returned it), or null. */
   reversed_at: number | null;
+  /** A refund's pay-in (its payment_id); null for pay-ins and payouts. A refund's `merchant_order_no` is its merchant_refund_no. */
+  refund_of: string | null;
+  /** The merchant's reason for a refund, or null. */
+  reason: string | null;
 }
 
 export interface TransactionEventTable {

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { toRupees } from '../money.ts';
 
 /** A schema that also accepts null, written as a JSON-Schema type list so errors stay simple. */
-function nullable<T extends TSchema>(schema: T) {
+export function nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] });
 }
 

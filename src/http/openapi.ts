@@ -15,10 +15,13 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /payments/payout': 'createPayout',
   'POST /payments/payin_status': 'getPayinStatus',
   'POST /payments/payout_status': 'getPayoutStatus',
+  'POST /payments/refund': 'createRefund',
+  'POST /payments/refund_status': 'refundStatus',
   'POST /wallet/balance': 'getBalance',
   'POST /callbacks/resend': 'resendCallback',
   'POST /sandbox/payin/complete': 'completeSandboxPayin',
   'POST /sandbox/payout/complete': 'completeSandboxPayout',
+  'POST /sandbox/refund/complete': 'completeSandboxRefund',
   'GET /healthz': 'getHealth',
   'GET /readyz': 'getReadiness',
   'GET /openapi.json': 'getOpenApiDocument',
@@ -108,7 +111,9 @@ export function publishedDocument(doc: OpenApiDocument, publicUrl: string): Open
         for (const target of Object.values(callbacks)) {
           if (!target.post) continue;
           // @fastify/swagger keeps only a callback's requestBody and responses.
-          target.post.summary = 'The final status of a transaction, sent to your callback URL';
+          target.post.summary = path.endsWith('/refund')
+            ? 'The final status of a refund, sent to your callback URL'
+            : 'The final status of a transaction, sent to your callback URL';
           target.post.security = [];
         }
     }

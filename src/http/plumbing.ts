@@ -26,9 +26,12 @@ export const API_PATHS = new Set([
   '/payments/payout',
   '/payments/payin_status',
   '/payments/payout_status',
+  '/payments/refund',
+  '/payments/refund_status',
   '/wallet/balance',
   '/sandbox/payin/complete',
   '/sandbox/payout/complete',
+  '/sandbox/refund/complete',
   '/callbacks/resend',
 ]);
 

@@ -160,6 +160,8 @@ export class PayinService {
       upi_intent: null,
       submit_attempts: 0,
       reversed_at: null,
+      refund_of: null,
+      reason: null,
     };
     const opening = {
       paymentId,

@@ -101,6 +101,8 @@ export class PayoutService {
         upi_intent: null,
         submit_attempts: 0,
         reversed_at: null,
+        refund_of: null,
+        reason: null,
       },
     };
     let written = await this.writer.submit(pending);

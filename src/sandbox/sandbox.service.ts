@@ -1,5 +1,5 @@
 /**
- * Settling sandbox transactions on request: the API's `/sandbox/{payin,payout}/complete` and the hosted
+ * Settling sandbox transactions on request: the API's `/sandbox/{payin,payout,refund}/complete` and the hosted
  * pages' "Simulate" buttons. Both go through the sandbox channel into the one final-status
  * transition, exactly as a bank's report would.
  */
@@ -11,6 +11,7 @@ import { AppError } from '../errors.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import type { StatusResponse } from '../payments/payments.schemas.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
+import { toRefundStatus } from '../refunds/refund-status.ts';
 import { findTransaction, type TransactionRow } from '../transactions/transactions.repository.ts';
 
 export class SandboxService {
@@ -23,21 +24,37 @@ export class SandboxService {
   /** Settles a transaction of the merchant's. 403 for live keys, 404 unknown, 409 when already final. */
   async complete(
     principal: Principal,
-    kind: TransactionKind,
+    kind: 'payin' | 'payout',
     paymentId: string,
     status: 'SUCCESS' | 'FAILED',
   ): Promise<StatusResponse & { payment_id: string }> {
+    const after = await this.completeAny(principal, kind, paymentId, status);
+    return { payment_id: paymentId, ...toStatusResponse(after) };
+  }
+
+  /** Settles a refund of the merchant's at once (`/sandbox/refund/complete`). */
+  async completeRefund(principal: Principal, refundId: string, status: 'SUCCESS' | 'FAILED') {
+    return toRefundStatus(await this.completeAny(principal, 'refund', refundId, status));
+  }
+
+  private async completeAny(
+    principal: Principal,
+    kind: TransactionKind,
+    paymentId: string,
+    status: 'SUCCESS' | 'FAILED',
+  ): Promise<TransactionRow> {
     if (principal.mode !== 'test')
       throw new AppError('SANDBOX_ONLY', 'Only sandbox (test) merchants can do this');
     const txn = await findTransaction(this.db, paymentId);
     if (!txn || txn.merchant_id !== principal.merchantId || txn.kind !== kind) {
       throw new AppError(
         'PAYMENT_NOT_FOUND',
-        `No ${kind === 'payin' ? 'pay-in' : 'payout'} with this payment_id`,
+        kind === 'refund'
+          ? 'No refund with this refund_id'
+          : `No ${kind === 'payin' ? 'pay-in' : 'payout'} with this payment_id`,
       );
     }
-    const after = await this.settle(txn, status, 'sandbox_api');
-    return { payment_id: paymentId, ...toStatusResponse(after) };
+    return this.settle(txn, status, 'sandbox_api');
   }
 
   /**

@@ -10,7 +10,7 @@ import { BatchQueue } from '../db/batch-queue.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
-import { callbackBody } from '../callbacks/signature.ts';
+import { callbackBodyOf } from '../callbacks/callback-body.ts';
 import { enqueueDeliveries } from '../callbacks/outbox.repository.ts';
 import { moveFinals, reversePayout } from '../wallet/wallet.service.ts';
 import { insertEvents, markFinal, markReversed, type TransactionRow } from './transactions.repository.ts';
@@ -133,14 +133,7 @@ export class SettlementService implements SettlementSink {
         paymentId: txn.payment_id,
         merchantId: txn.merchant_id,
         url: txn.callback_url!,
-        body: callbackBody({
-          paymentId: txn.payment_id,
-          merchantOrderNo: txn.merchant_order_no,
-          amount: txn.amount,
-          currency: txn.currency,
-          status: txn.status as 'SUCCESS' | 'FAILED',
-          utr: txn.utr,
-        }),
+        body: callbackBodyOf({ ...txn, status: txn.status as 'SUCCESS' | 'FAILED' }),
         maxAttempts: this.options.callbackMaxAttempts,
       })),
       at,

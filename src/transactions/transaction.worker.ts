@@ -1,6 +1,6 @@
 /**
- * The background worker for transactions that wait on time: pay-ins that expire, payouts to be
- * handed to their channel, payouts whose outcome is due. It claims due rows with a lease (so that
+ * The background worker for transactions that wait on time: pay-ins that expire, payouts and
+ * refunds to be handed to their channel, payouts and refunds whose outcome is due. It claims due rows with a lease (so that
  * several processes on one PostgreSQL never work on the same row), calls the channel outside any
  * database transaction, and records what came back. A payout left PENDING or PROCESSING by a
  * process that stopped is claimed again once its lease has run out.
@@ -31,6 +31,7 @@ import { isUnavailableError } from '../db/errors.ts';
 import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
 import type { SettlementService } from './settlement.service.ts';
+import { refundStep } from './refund.step.ts';
 
 export interface WorkerLogger {
   error(obj: object, msg: string): void;
@@ -106,7 +107,7 @@ export class TransactionWorker {
   }
 
   /**
-   * A payout was committed: taken up here at once, or, when this worker is not running (a process
+   * A payout or refund was committed: taken up here at once, or, when this worker is not running (a process
    * stopping, one that runs no worker), by the workers of the other processes on PostgreSQL.
    */
   created(): void {
@@ -228,6 +229,13 @@ export class TransactionWorker {
       if (channel.live && ageMs >= this.options.stuckAfterMs)
         await this.options.outcomes.stuck(row, ageMs / 1000);
       if (row.kind === 'payin') await this.payin(row, channel);
+      else if (row.kind === 'refund')
+        await refundStep(row, channel, {
+          database: this.database,
+          settlement: this.settlement,
+          now: () => this.now,
+          accepted: (a) => this.processing.submit(a),
+        });
       else await this.payout(row, channel);
     } catch (err) {
       const failure = err instanceof ChannelFailure ? err : null;
@@ -347,7 +355,7 @@ export class TransactionWorker {
    */
   private retryDelay(row: TransactionRow, channelFailed: boolean): number {
     if (!channelFailed) return this.options.pollMs;
-    if (row.kind === 'payout' && row.status === 'PENDING')
+    if (row.kind !== 'payin' && row.status === 'PENDING')
       return Math.min(1000 * 2 ** Math.min(Math.max(row.submit_attempts - 1, 0), 20), 300_000);
     if (row.kind === 'payin' && this.now >= (row.expires_at ?? 0))
       return Math.min(Math.max(this.now - (row.expires_at ?? 0), 1000), 300_000);

@@ -67,6 +67,8 @@ export const TRANSACTION_COLUMNS = {
   upi_intent: 'text',
   submit_attempts: 'bigint',
   reversed_at: 'bigint',
+  refund_of: 'text',
+  reason: 'text',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
 
 function compare(a: string, b: string): number {
@@ -312,9 +314,9 @@ const DUE_TRANSACTIONS: WorkTable<'transactions'> = {
   key: 'payment_id',
   open: ['PENDING', 'PROCESSING'],
   dueAt: 'next_action_at',
-  // Each time a PENDING payout is taken up to be sent: above one, an earlier attempt may have reached its channel.
+  // Each time a PENDING payout or refund is taken up to be sent: above one, an earlier attempt may have reached its channel.
   alsoSet: {
-    submit_attempts: sql`submit_attempts + case when kind = 'payout' and status = 'PENDING' then 1 else 0 end`,
+    submit_attempts: sql`submit_attempts + case when kind <> 'payin' and status = 'PENDING' then 1 else 0 end`,
   },
 };
 

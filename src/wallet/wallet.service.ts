@@ -55,6 +55,7 @@ const EXTERNAL = {
   payins: 'external:customer_payins',
   fees: 'external:fees',
   payouts: 'external:bank_payouts',
+  refunds: 'external:customer_refunds',
 } as const;
 
 /**
@@ -97,7 +98,7 @@ export async function creditTopUp(
   );
 }
 
-/** A payout whose amount a batch holds. */
+/** A payout or refund whose amount a batch holds. */
 export interface Hold {
   merchantId: string;
   currency: string;
@@ -112,12 +113,21 @@ export interface Hold {
  * short unless that rule was broken; then this throws and the caller's transaction rolls back.
  */
 export async function holdForPayouts(db: Db, holds: Hold[], at: number): Promise<void> {
+  await holdMany(db, holds, 'payout_hold', at);
+}
+
+/** Holds the amounts of accepted refunds, as `holdForPayouts` does for payouts. */
+export async function holdForRefunds(db: Db, holds: Hold[], at: number): Promise<void> {
+  await holdMany(db, holds, 'refund_hold', at);
+}
+
+async function holdMany(db: Db, holds: Hold[], kind: string, at: number): Promise<void> {
   if (holds.length === 0) return;
   await insertJournals(
     db,
     holds.map((h) => ({
       journalId: prefixedId('jnl'),
-      kind: 'payout_hold',
+      kind,
       merchantId: h.merchantId,
       currency: h.currency,
       paymentId: h.paymentId,
@@ -138,13 +148,13 @@ export async function holdForPayouts(db: Db, holds: Hold[], at: number): Promise
   // The wallet rows last: on PostgreSQL they are locked already, and held until the commit.
   const moved = await moveToHeldMany(db, [...totals.values()], at);
   if (moved !== totals.size) {
-    throw new Error(`available balance of ${totals.size - moved} wallet(s) does not cover the payouts held`);
+    throw new Error(`available balance of ${totals.size - moved} wallet(s) does not cover the amounts held`);
   }
 }
 
 /** A transaction's final status, as the ledger sees it. */
 export interface FinalMove {
-  kind: 'payin' | 'payout';
+  kind: 'payin' | 'payout' | 'refund';
   merchantId: string;
   currency: string;
   amount: number;
@@ -154,7 +164,8 @@ export interface FinalMove {
 
 /**
  * The money of final statuses settled together: a successful pay-in's amount less the fee becomes
- * available; a payout's held amount is paid out (SUCCESS) or returns to available (FAILED). One
+ * available; a payout's or refund's held amount is paid out to the bank or the customer (SUCCESS)
+ * or returns to available (FAILED). One
  * journal per transaction (all in one statement), then each wallet's total in one update. Several
  * wallets are first locked together in the database's order (`lockAvailable`, as the payout batches
  * do), so that two processes never lock two wallets in opposite orders. A failed pay-in moves nothing.
@@ -194,11 +205,11 @@ export async function moveFinals(
     } else {
       journals.push({
         ...journal,
-        kind: m.success ? 'payout_success' : 'payout_release',
+        kind: `${m.kind}_${m.success ? 'success' : 'release'}`,
         lines: [
           { account: 'held', amount: -m.amount },
           m.success
-            ? { account: EXTERNAL.payouts, amount: m.amount }
+            ? { account: m.kind === 'refund' ? EXTERNAL.refunds : EXTERNAL.payouts, amount: m.amount }
             : { account: 'available', amount: m.amount },
         ],
       });

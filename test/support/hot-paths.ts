@@ -15,6 +15,7 @@ import {
   findByOrderNo,
   findByOrderNos,
   findStatus,
+  findTransaction,
   findTransactions,
   insertTransactions,
   markFinal,
@@ -24,6 +25,7 @@ import {
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
+import { lockPayins, refundedSums } from '../../src/refunds/refunds.repository.ts';
 import {
   claimDueDeliveries,
   nextClaimableAt,
@@ -100,6 +102,8 @@ export function newPayin(v: Values): TransactionRow {
     upi_intent: null,
     submit_attempts: 0,
     reversed_at: null,
+    refund_of: null,
+    reason: null,
   };
 }
 
@@ -145,6 +149,26 @@ export const HOT_PATHS: HotPath[] = [
     name: 'status query',
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => findStatus(on, v.merchantId, 'payin', v.paymentId),
+  },
+  {
+    name: 'refund: the pay-in read (and refund_status)',
+    uses: [{ table: 'transactions', columns: PK }],
+    issue: (on, v) => findTransaction(on.db, v.paymentId),
+  },
+  {
+    name: "refund: replay lookup by refund number (refunds')",
+    uses: [{ table: 'transactions', columns: ORDER_NO }],
+    issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'refund', v.orderNo),
+  },
+  {
+    name: 'refund: pay-ins locked for the refundable check',
+    uses: [{ table: 'transactions', columns: PK }],
+    issue: (on, v) => lockPayins(on.db, on, [v.paymentId]),
+  },
+  {
+    name: 'refund: what the pay-ins have refunded',
+    uses: [{ table: 'transactions', columns: ['refund_of', 'status'] }],
+    issue: (on, v) => refundedSums(on.db, [v.paymentId]),
   },
   {
     name: 'payout: wallets locked for the holds',

@@ -49,7 +49,7 @@ export interface Receiver {
 
 /**
  * The recipe of docs/integration.md ("Verifying a callback"), written from the text alone: HMAC-SHA256 over
- * `payment_id:amount:status` with the amount exactly as it appears in the raw JSON, lowercase hex,
+ * `payment_id:amount:status` (a refund's: `refund_id:amount:status`) with the amount exactly as it appears in the raw JSON, lowercase hex,
  * compared in constant time. A missing header or field means "not verified". Tolerates a trailing
  * comma before the closing brace, as the integration guide asks.
  */
@@ -62,7 +62,8 @@ export function verifyCallback(secret: string, rawBody: string, token: string | 
     return false;
   }
   const amountText = /"amount"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(rawBody)?.[1];
-  const { payment_id: paymentId, status } = body;
+  const { status } = body;
+  const paymentId = 'refund_id' in body ? body.refund_id : body.payment_id;
   if (typeof paymentId !== 'string' || typeof status !== 'string' || amountText === undefined) return false;
   const expected = Buffer.from(
     createHmac('sha256', secret).update(`${paymentId}:${amountText}:${status}`).digest('hex'),
@@ -122,7 +123,8 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
     url: (path = '/callback') => `http://127.0.0.1:${port}${path}`,
     received,
     connections: () => connections,
-    forPayment: (paymentId) => received.filter((r) => r.body?.payment_id === paymentId),
+    forPayment: (paymentId) =>
+      received.filter((r) => (r.body?.refund_id ?? r.body?.payment_id) === paymentId),
     async waitFor(ready, what, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (!ready()) {

@@ -54,6 +54,7 @@ export const SECURITY_HEADERS = {
 /** What a finished action says on the page it returns to (a fixed list: no text from the URL). */
 const DONE: Record<string, string> = {
   resent: 'The callback is queued and will be sent in a moment.',
+  refunded: 'The refund is created and its amount held; it settles in a moment.',
   credited: 'The wallet is credited.',
   disabled: 'The merchant is disabled: its API key is refused from now on.',
   enabled: 'The merchant is enabled again.',

@@ -9,10 +9,12 @@ import { DAY_MS, type ListCursor, type TransactionFilter } from '../dashboard.re
 import { istDayStart } from '../dashboard.service.ts';
 import { page } from '../views/layout.ts';
 import { detailBody, listBody, QUERY_KEYS, type ListQuery } from '../views/transactions.ts';
-import { badQuery, html, redirect, stringQuery, type DashboardContext } from './http.ts';
+import { badQuery, field, form, html, redirect, stringQuery, type DashboardContext } from './http.ts';
 
-const KINDS = new Set<string>(['payin', 'payout']);
-const FLOWS = new Set<string>(['onsite', 'offsite', 'p2p', 'payout']);
+const KINDS = new Set<string>(['payin', 'payout', 'refund']);
+const FLOWS = new Set<string>(['onsite', 'offsite', 'p2p', 'payout', 'refund']);
+/** A money form's one-time id (the refund form's hidden `form_id`). */
+const FORM_ID = /^[A-Za-z0-9]{22}$/;
 const STATUSES = new Set<string>(['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED']);
 const CURSOR = /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/;
 
@@ -74,6 +76,41 @@ export function transactionRoutes(app: FastifyInstance, ctx: DashboardContext): 
       return redirect(reply, `/dashboard/transactions/${req.params.id}`, 'resent');
     },
   );
+
+  // A refund of a SUCCESS pay-in, through the API's path; the form is taken once (a double click
+  // refunds once) and the action is audited.
+  app.post<{ Params: { id: string } }>(
+    '/transactions/:id/refund',
+    { schema: { hide: true } },
+    async (req, reply) => {
+      const body = form(req);
+      const amount = parseAmountText(field(body, 'amount').trim());
+      if (amount === null || amount <= 0)
+        throw badQuery(
+          'The amount must be a positive number of rupees with at most 2 decimals, such as 100.00.',
+        );
+      const formId = field(body, 'form_id');
+      if (!FORM_ID.test(formId))
+        throw badQuery('The refund form is incomplete. Reload the page and try again.');
+      const reason = field(body, 'reason').trim();
+      if (reason.length > 100) throw badQuery('The reason is at most 100 characters.');
+      try {
+        await dashboard.refund(user(req), req.params.id, amount, reason || null, formId);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.statusCode === 404 || err.statusCode >= 500) throw err;
+        const detail = await dashboard.transaction(user(req), req.params.id);
+        return html(
+          reply,
+          err.statusCode,
+          page(
+            frame(req, 'transactions', 'Transaction', { text: err.message, error: true }),
+            detailBody(user(req), detail),
+          ),
+        );
+      }
+      return redirect(reply, `/dashboard/transactions/${req.params.id}`, 'refunded');
+    },
+  );
 }
 
 /** The list's filter from its query string; 400 for a value no form sends. */
@@ -87,11 +124,11 @@ async function listRequest(
   const filter: TransactionFilter = { merchantId: await dashboard.scope(user(req), query.merchant) };
   if (user(req).role !== 'operator') delete query.merchant;
   if (query.kind) {
-    if (!KINDS.has(query.kind)) throw badQuery('kind must be payin or payout');
+    if (!KINDS.has(query.kind)) throw badQuery('kind must be payin, payout or refund');
     filter.kind = query.kind as TransactionKind;
   }
   if (query.flow) {
-    if (!FLOWS.has(query.flow)) throw badQuery('flow must be onsite, offsite, p2p or payout');
+    if (!FLOWS.has(query.flow)) throw badQuery('flow must be onsite, offsite, p2p, payout or refund');
     filter.flow = query.flow as Flow;
   }
   if (query.status) {

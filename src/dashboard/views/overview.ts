@@ -97,24 +97,26 @@ export function overviewBody(
     (t, d) => ({
       pin: t.pin + d.payinVolume,
       pout: t.pout + d.payoutVolume,
+      refunds: t.refunds + d.refundVolume,
       ok: t.ok + d.succeeded,
       ko: t.ko + d.failed,
     }),
-    { pin: 0, pout: 0, ok: 0, ko: 0 },
+    { pin: 0, pout: 0, refunds: 0, ok: 0, ko: 0 },
   );
   // Rupee amounts show their ₹; another currency is named.
   const unit = currency === 'INR' ? '' : ` (${esc(currency)})`;
   const rate = total.ok + total.ko === 0 ? '–' : `${((100 * total.ok) / (total.ok + total.ko)).toFixed(1)}%`;
   const rows = [...days].reverse().map((d) => {
     const r = successRate(d);
-    return `<tr><td>${d.date}</td><td class="num">${formatAmount(d.payinVolume)}</td><td class="num">${formatAmount(d.payoutVolume)}</td><td class="num">${d.succeeded}</td><td class="num">${d.failed}</td><td class="num">${r === null ? '–' : `${(r * 100).toFixed(1)}%`}</td></tr>`;
+    return `<tr><td>${d.date}</td><td class="num">${formatAmount(d.payinVolume)}</td><td class="num">${formatAmount(d.payoutVolume)}</td><td class="num">${formatAmount(d.refundVolume)}</td><td class="num">${d.succeeded}</td><td class="num">${d.failed}</td><td class="num">${r === null ? '–' : `${(r * 100).toFixed(1)}%`}</td></tr>`;
   });
   return `${scopeForm}<div class="stats">${balances}
 <div class="stat"><p>Pay-ins${unit}, ${days.length} days</p><strong>${money(total.pin, currency)}</strong></div>
 <div class="stat"><p>Payouts${unit}, ${days.length} days</p><strong>${money(total.pout, currency)}</strong></div>
+<div class="stat"><p>Refunds${unit}, ${days.length} days</p><strong>${money(total.refunds, currency)}</strong></div>
 <div class="stat"><p>Success rate, ${days.length} days</p><strong>${rate}</strong></div>
 </div>
 <section class="card" aria-labelledby="by-day"><h2 id="by-day">By day (IST)${currency === 'INR' ? '' : `, ${esc(currency)}`}</h2>${chart(days, currency)}
 <details><summary>The figures by day</summary>
-${scrollTable('Volume and success rate by day', ['Day (IST)', `#Pay-ins (${currency === 'INR' ? '₹' : esc(currency)})`, `#Payouts (${currency === 'INR' ? '₹' : esc(currency)})`, '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}</details></section>`;
+${scrollTable('Volume and success rate by day', ['Day (IST)', `#Pay-ins (${currency === 'INR' ? '₹' : esc(currency)})`, `#Payouts (${currency === 'INR' ? '₹' : esc(currency)})`, `#Refunds (${currency === 'INR' ? '₹' : esc(currency)})`, '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}</details></section>`;
 }

@@ -1,9 +1,12 @@
 /** The transactions list (filters, search, keyset pages) and one transaction's page. */
 import type { DeliveryView, AttemptView } from '../../callbacks/callbacks.service.ts';
 import type { TransactionRow } from '../../transactions/transactions.repository.ts';
+import { base62 } from '../../ids.ts';
+import { formatAmount } from '../../money.ts';
 import type { DashboardUser } from '../accounts.service.ts';
 import type { ListRow } from '../dashboard.repository.ts';
 import {
+  csrfField,
   esc,
   maskAccount,
   money,
@@ -13,6 +16,9 @@ import {
   statusBadge,
   timeCell,
 } from './layout.ts';
+
+const KIND_LABELS: Record<string, string> = { payin: 'Pay-in', payout: 'Payout', refund: 'Refund' };
+const kindLabel = (kind: string) => KIND_LABELS[kind] ?? kind;
 
 /** The list's query as the form sends it; every value is text as typed. */
 export type ListQuery = Partial<
@@ -46,12 +52,13 @@ export function listBody(
   const merchantField =
     user.role === 'operator' ? field('merchant', 'Merchant ID', query, 'text', ' autocomplete="off"') : '';
   const form = `<form class="card filters" method="get" action="/dashboard/transactions" role="search" aria-label="Filter transactions">
-${field('q', 'Search (payment_id, order no. or UTR)', query, 'search', ' autocomplete="off"')}
+${field('q', 'Search (payment_id, refund_id, order or refund no., UTR)', query, 'search', ' autocomplete="off"')}
 <label for="f-kind">Kind<select id="f-kind" name="kind">${options(
     [
       ['', 'Any'],
       ['payin', 'Pay-in'],
       ['payout', 'Payout'],
+      ['refund', 'Refund'],
     ],
     query.kind,
   )}</select></label>
@@ -62,6 +69,7 @@ ${field('q', 'Search (payment_id, order no. or UTR)', query, 'search', ' autocom
       ['offsite', 'Offsite'],
       ['p2p', 'P2P'],
       ['payout', 'Payout'],
+      ['refund', 'Refund'],
     ],
     query.flow,
   )}</select></label>
@@ -88,7 +96,7 @@ ${merchantField}
     const cells = [
       timeCell(r.created_at),
       `<a class="mono" href="/dashboard/transactions/${esc(r.payment_id)}">${esc(r.payment_id)}</a>`,
-      r.kind === 'payin' ? 'Pay-in' : 'Payout',
+      kindLabel(r.kind),
       esc(r.flow),
       `<span class="mono">${esc(r.merchant_order_no)}</span>`,
       money(r.amount, r.currency),
@@ -130,6 +138,27 @@ interface Detail {
     created_at: number;
   }[];
   deliveries: (DeliveryView & { log: AttemptView[] })[];
+  /** A pay-in's refunds, oldest first (none for other kinds). */
+  refunds: TransactionRow[];
+  /** What is left to refund of a SUCCESS pay-in, in paise; 0 otherwise. */
+  refundable: number;
+}
+
+/** A SUCCESS pay-in's refunds, and the form to refund what is left (amount filled in). */
+function refundsSection(user: DashboardUser, d: Detail): string {
+  const t = d.txn;
+  if (t.kind !== 'payin') return '';
+  const rows = d.refunds.map(
+    (r) =>
+      `<tr><td>${timeCell(r.created_at)}</td><td><a class="mono" href="/dashboard/transactions/${esc(r.payment_id)}">${esc(r.payment_id)}</a></td><td class="mono">${esc(r.merchant_order_no)}</td><td class="num">${money(r.amount, r.currency)}</td><td>${statusBadge(r.status)}</td></tr>`,
+  );
+  const action =
+    t.status !== 'SUCCESS'
+      ? '<p class="muted">Only a SUCCESS pay-in can be refunded.</p>'
+      : d.refundable <= 0
+        ? '<p class="muted">This pay-in is refunded in full.</p>'
+        : `<form class="card inline" method="post" action="/dashboard/transactions/${esc(t.payment_id)}/refund">${csrfField(user)}<input type="hidden" name="form_id" value="${base62(22)}"><label for="refund-amount">Refund amount (rupees; at most ${esc(formatAmount(d.refundable))})<input id="refund-amount" name="amount" required inputmode="decimal" value="${esc(formatAmount(d.refundable))}"></label><label for="refund-reason">Reason (optional)<input id="refund-reason" name="reason" maxlength="100"></label><button class="btn" type="submit">Refund</button></form>`;
+  return `<section aria-labelledby="refunds-h"><h2 id="refunds-h">Refunds</h2>${action}${scrollTable('Refunds of this pay-in', ['Created (IST)', 'refund_id', 'Refund no.', '#Amount', 'Status'], rows, 'No refunds.')}</section>`;
 }
 
 export function detailBody(user: DashboardUser, d: Detail): string {
@@ -148,8 +177,11 @@ export function detailBody(user: DashboardUser, d: Detail): string {
   const facts: [string, string][] = [
     ['payment_id', `<span class="mono">${esc(t.payment_id)}</span>`],
     ['Merchant', `<span class="mono">${esc(t.merchant_id)}</span>`],
-    ['Kind / flow', `${t.kind === 'payin' ? 'Pay-in' : 'Payout'} / ${esc(t.flow)}`],
-    ['Order no.', `<span class="mono">${esc(t.merchant_order_no)}</span>`],
+    ['Kind / flow', `${kindLabel(t.kind)} / ${esc(t.flow)}`],
+    [
+      t.kind === 'refund' ? 'Refund no.' : 'Order no.',
+      `<span class="mono">${esc(t.merchant_order_no)}</span>`,
+    ],
     ['Amount', money(t.amount, t.currency)],
     ['Status', statusBadge(t.status)],
     ['UTR', `<span class="mono">${esc(t.utr)}</span>`],
@@ -166,6 +198,14 @@ export function detailBody(user: DashboardUser, d: Detail): string {
         `<span class="mono">${esc(maskAccount(t.receiver_account_no))}</span> · ${esc(t.receiver_ifsc ?? '')}`,
       ],
     );
+  if (t.kind === 'refund')
+    facts.push(
+      [
+        'Refund of',
+        `<a class="mono" href="/dashboard/transactions/${esc(t.refund_of ?? '')}">${esc(t.refund_of ?? '')}</a>`,
+      ],
+      ['Reason', esc(t.reason ?? '')],
+    );
   const final = t.status === 'SUCCESS' || t.status === 'FAILED';
   const resend =
     final && t.callback_url
@@ -177,6 +217,7 @@ export function detailBody(user: DashboardUser, d: Detail): string {
   );
   return `<section class="card" aria-labelledby="facts-h"><h2 id="facts-h">Details</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></section>
 <section aria-labelledby="timeline-h"><h2 id="timeline-h">Timeline</h2><div class="card"><ol class="timeline">${timeline.map((e) => `<li>${timeCell(e.at)} — ${esc(e.text)}</li>`).join('')}</ol></div></section>
+${refundsSection(user, d)}
 <section aria-labelledby="journal-h"><h2 id="journal-h">Ledger journal</h2>${scrollTable('Journal entries', ['Time (IST)', 'Journal', 'Kind', 'Account', '#Amount'], journal, 'No money has moved for this transaction.')}</section>
 <section aria-labelledby="callbacks-h"><h2 id="callbacks-h">Callbacks</h2>${resend}${d.deliveries.length ? d.deliveries.map(delivery).join('') : '<p class="card muted">No callback has been queued.</p>'}</section>`;
 }

@@ -1,0 +1,229 @@
+/**
+ * Refunds (contract §12): a SUCCESS pay-in of the merchant's gives back all or part of its amount
+ * through the channel that took it. Creation holds the amount from the merchant's available balance
+ * in the same database transaction as the refund record, and never lets the refunds of a pay-in
+ * that are not FAILED add up to more than it (`refund-batch.writer.ts`); the worker then hands the
+ * refund to the channel, and the final-status transition pays it out of held to the customer or
+ * returns it to available.
+ */
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { Channel } from '../channels/channel.ts';
+import { AppError } from '../errors.ts';
+import { newPaymentId } from '../ids.ts';
+import type { Principal } from '../merchants/merchants.service.ts';
+import { toPaise, toRupees } from '../money.ts';
+import { checkCurrency } from '../payments/currency.ts';
+import { requestHash, type Created } from '../payments/idempotency.ts';
+import { normalUrl } from '../payments/urls.ts';
+import {
+  findByOrderNo,
+  findTransaction,
+  type TransactionRow,
+} from '../transactions/transactions.repository.ts';
+import { findMerchant } from '../merchants/merchants.repository.ts';
+import { base62 } from '../ids.ts';
+import { RefundBatchWriter } from './refund-batch.writer.ts';
+import type { RefundRequest, RefundResponse, RefundStatusResponse } from './refunds.schemas.ts';
+import { toRefundStatus } from './refund-status.ts';
+
+export class RefundService {
+  private readonly writer: RefundBatchWriter;
+  private readonly now: () => number;
+  /** Told after each committed refund, so the worker submits it at once. */
+  onCreated: () => void = () => {};
+
+  constructor(
+    private readonly database: Database,
+    private readonly config: Config,
+    private readonly channels: (name: string) => Channel | undefined,
+    now?: () => number,
+  ) {
+    this.now = now ?? Date.now;
+    this.writer = new RefundBatchWriter(database, this.now);
+  }
+
+  async create(principal: Principal, req: RefundRequest): Promise<Created<RefundResponse>> {
+    const currency = checkCurrency(this.config, req.money.currency);
+    const amount = toPaise(req.money.amount);
+    const callbackUrl = req.callback_url ?? null;
+    const reason = req.reason ?? null;
+    const hash = requestHash({
+      payment_id: req.payment_id,
+      amount,
+      currency,
+      reason,
+      callback_url: callbackUrl,
+    });
+    const payin = await findTransaction(this.database.db, req.payment_id);
+    const refusal = this.refusal(principal, payin, currency);
+    if (refusal || !payin) {
+      // The refund number first: a repeat is answered as the first request was, and a used number
+      // is a conflict, whatever has happened to the pay-in since (checked only on this path: on
+      // the way to a new refund the insert itself finds a used number).
+      const replay = await this.replay(principal, req.merchant_refund_no, hash);
+      if (replay) return replay;
+      throw refusal!;
+    }
+    const refundId = newPaymentId();
+    const response: RefundResponse = {
+      success: true,
+      refund_id: refundId,
+      payment_id: payin.payment_id,
+      merchant_refund_no: req.merchant_refund_no,
+      amount: toRupees(amount),
+      currency,
+      status: 'PENDING',
+      message: 'Refund initiated',
+    };
+    const at = this.now();
+    const row: TransactionRow & { refund_of: string } = {
+      payment_id: refundId,
+      merchant_id: principal.merchantId,
+      kind: 'refund',
+      flow: 'refund',
+      merchant_order_no: req.merchant_refund_no,
+      amount,
+      currency,
+      status: 'PENDING',
+      utr: '',
+      channel_txn_id: '',
+      channel: payin.channel,
+      user_name: payin.user_name,
+      user_phone: payin.user_phone,
+      user_email: payin.user_email,
+      // The refund's own URL, else the pay-in's (which was the merchant's default when it had none).
+      callback_url: normalUrl(callbackUrl) ?? payin.callback_url ?? principal.callbackUrl,
+      redirect_url: null,
+      receiver_name: null,
+      receiver_account_no: null,
+      receiver_ifsc: null,
+      request_hash: hash,
+      response_json: JSON.stringify(response),
+      expires_at: null,
+      next_action_at: at,
+      lease_until: null,
+      created_at: at,
+      updated_at: at,
+      finalized_at: null,
+      upi_intent: null,
+      submit_attempts: 0,
+      reversed_at: null,
+      refund_of: payin.payment_id,
+      reason,
+    };
+    const pending = {
+      row,
+      hold: { merchantId: principal.merchantId, currency, amount, paymentId: refundId },
+    };
+    let written = await this.writer.submit(pending);
+    while (written.outcome === 'retry') written = await this.writer.submit(pending);
+    switch (written.outcome) {
+      case 'exceeds':
+        throw new AppError('REFUND_EXCEEDS_PAYMENT', 'The refunds of this pay-in would exceed its amount', {
+          refundable: toRupees(written.refundable),
+          requested: toRupees(amount),
+        });
+      case 'insufficient':
+        throw new AppError('INSUFFICIENT_BALANCE', 'Available balance is lower than the refund amount', {
+          available: toRupees(written.available),
+          requested: toRupees(amount),
+        });
+      case 'refund_no_taken': {
+        const again = await this.replay(principal, req.merchant_refund_no, hash);
+        if (again) return again;
+        // Taken by a refund that was then refused: its number is free again.
+        return this.create(principal, req);
+      }
+    }
+    this.onCreated();
+    return { body: response, replayed: false };
+  }
+
+  /** Why `payin` cannot be refunded by this request, or null when it can. */
+  private refusal(
+    principal: Principal,
+    payin: TransactionRow | undefined,
+    currency: string,
+  ): AppError | null {
+    if (!payin || payin.kind !== 'payin' || payin.merchant_id !== principal.merchantId)
+      return new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    if (payin.status !== 'SUCCESS')
+      return new AppError(
+        'PAYMENT_NOT_REFUNDABLE',
+        `Only a SUCCESS pay-in can be refunded; this one is ${payin.status}`,
+        { status: payin.status },
+      );
+    if (currency !== payin.currency)
+      return new AppError('VALIDATION_INVALID_CURRENCY', `The pay-in was made in ${payin.currency}`, {
+        supported_currencies: [payin.currency],
+      });
+    if (!this.channels(payin.channel)?.refunds)
+      return new AppError(
+        'LIVE_CHANNEL_NOT_CONFIGURED',
+        `Refunds through the ${payin.channel} channel are not available on this gateway`,
+      );
+    return null;
+  }
+
+  /** The first answer to this refund number, when it was used with the same request; 409 when with another; null when unused. */
+  private async replay(principal: Principal, refundNo: string, hash: string): Promise<Created<never> | null> {
+    const existing = await findByOrderNo(this.database.db, principal.merchantId, 'refund', refundNo);
+    if (!existing) return null;
+    if (existing.request_hash === hash) return { body: existing.response_json, replayed: true };
+    throw new AppError(
+      'DUPLICATE_REFUND_NO',
+      'merchant_refund_no was already used for another refund request',
+      {
+        refund_id: existing.payment_id,
+      },
+    );
+  }
+
+  /**
+   * A refund asked for by a person rather than the API: the operator's CLI (any merchant's pay-in,
+   * `merchantId` undefined) or a merchant's user in the console (that merchant's only; another's is
+   * 404). It takes the API's path, as the pay-in's merchant; a refund number is made when none is given.
+   */
+  async createOnBehalf(
+    merchantId: string | undefined,
+    r: { paymentId: string; amount: number; refundNo?: string; reason?: string | null },
+  ): Promise<Created<RefundResponse>> {
+    const payin = await findTransaction(this.database.db, r.paymentId);
+    if (!payin || payin.kind !== 'payin' || (merchantId !== undefined && payin.merchant_id !== merchantId))
+      throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    const merchant = await findMerchant(this.database.db, payin.merchant_id);
+    if (!merchant) throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    const principal: Principal = {
+      keyId: '',
+      merchantId: merchant.id,
+      merchantName: merchant.name,
+      mode: merchant.mode,
+      status: merchant.status,
+      vpa: merchant.vpa,
+      callbackUrl: merchant.callback_url,
+    };
+    return this.create(principal, {
+      payment_id: r.paymentId,
+      money: { amount: toRupees(r.amount), currency: payin.currency },
+      merchant_refund_no: r.refundNo ?? `rf-${base62(20)}`,
+      reason: r.reason ?? null,
+    });
+  }
+
+  /** A refund of the merchant's, or 404. */
+  async find(merchantId: string | undefined, refundId: string): Promise<TransactionRow> {
+    const refund = await findTransaction(this.database.db, refundId);
+    if (
+      !refund ||
+      refund.kind !== 'refund' ||
+      (merchantId !== undefined && refund.merchant_id !== merchantId)
+    )
+      throw new AppError('PAYMENT_NOT_FOUND', 'No refund with this refund_id');
+    return refund;
+  }
+
+  async status(principal: Principal, refundId: string): Promise<RefundStatusResponse> {
+    return toRefundStatus(await this.find(principal.merchantId, refundId));
+  }
+}
