@@ -18,6 +18,7 @@ import {
 } from './channel.ts';
 import { ChannelHttp, failureOf, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
 import { pollDelay } from './setu.channel.ts';
+import { Throttle } from './throttle.ts';
 
 export const CASHFREE_API_VERSION = '2024-01-01';
 
@@ -31,9 +32,9 @@ export class CashfreeChannel implements Channel {
 
   constructor(
     private readonly settings: CashfreeSettings,
-    private readonly options: { timeoutMs: number; pollMs: number },
+    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number },
   ) {
-    this.http = new ChannelHttp(this.name, options.timeoutMs);
+    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
   }
 
   private headers(): Record<string, string> {
