@@ -2,6 +2,8 @@
  * The one place where settings are read. Everything else receives a frozen `Config`.
  * A bad value throws a `ConfigError` whose message is one line naming the setting.
  */
+import { createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 export interface Config {
@@ -66,6 +68,10 @@ export interface CashfreeSettings {
   readonly baseUrl: string;
   readonly clientId: string;
   readonly clientSecret: string;
+  /** Verifies webhooks: Cashfree signs them with the account's oldest active key's secret. */
+  readonly webhookSecret: string;
+  /** Cashfree's 2FA public key (PEM): every call then carries `X-Cf-Signature`. Null without 2FA by signature. */
+  readonly publicKey: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -189,7 +195,34 @@ function cashfreeSettings(env: Env): CashfreeSettings | null {
     clientId: 'CASHFREE_CLIENT_ID',
     clientSecret: 'CASHFREE_CLIENT_SECRET',
   });
-  return s && Object.freeze({ ...s, baseUrl: url('CASHFREE_BASE_URL', s.baseUrl) });
+  if (!s) return null;
+  return Object.freeze({
+    ...s,
+    baseUrl: url('CASHFREE_BASE_URL', s.baseUrl),
+    webhookSecret: env.CASHFREE_WEBHOOK_SECRET?.trim() || s.clientSecret,
+    publicKey: publicKeySetting(env.CASHFREE_PUBLIC_KEY?.trim() ?? ''),
+  });
+}
+
+/** CASHFREE_PUBLIC_KEY: PEM text, or the path of a file holding it; checked to be a public key. */
+function publicKeySetting(raw: string): string | null {
+  if (!raw) return null;
+  let pem = raw;
+  if (!raw.includes('-----BEGIN')) {
+    try {
+      pem = readFileSync(raw, 'utf8');
+    } catch {
+      throw new ConfigError(
+        `CASHFREE_PUBLIC_KEY must be PEM text or a readable file, got "${raw.slice(0, 80)}"`,
+      );
+    }
+  }
+  try {
+    createPublicKey(pem);
+  } catch {
+    throw new ConfigError('CASHFREE_PUBLIC_KEY is not a PEM public key');
+  }
+  return pem;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

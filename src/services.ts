@@ -92,7 +92,7 @@ export function buildServices(config: Config, database: Database, now: () => num
     outcomes,
     notifications: new NotificationService(
       database,
-      { setu: config.setu?.webhookSecret ?? null, cashfree: config.cashfree?.clientSecret ?? null },
+      { setu: config.setu?.webhookSecret ?? null, cashfree: config.cashfree?.webhookSecret ?? null },
       outcomes,
       { now },
     ),

@@ -41,6 +41,7 @@ function payin(paymentId: string, merchantId: string, amount: number): Transacti
     upi_intent: null,
     submit_attempts: 0,
     reversed_at: null,
+    not_found_at: null,
     expires_at: null,
     next_action_at: null,
     lease_until: null,

@@ -10,6 +10,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import type { DatabaseKind } from './database.ts';
+import { livePayouts } from './live-payouts.migration.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
@@ -373,6 +374,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0002_live_channels': liveChannels(kind),
         '0003_dashboard': dashboard(kind),
         '0004_dashboard_hardening': dashboardHardening(),
+        '0006_live_payouts': livePayouts(),
         '0010_outage_recovery': outageRecovery(),
       };
     },

@@ -3,7 +3,19 @@ import { sql, type Kysely } from 'kysely';
 import type { ChannelExceptionTable, Tables } from '../db/schema.ts';
 
 export type ExceptionKind =
-  'amount_mismatch' | 'payment_after_final' | 'unknown_reference' | 'reversal' | 'stuck';
+  | 'amount_mismatch'
+  | 'payment_after_final'
+  | 'unknown_reference'
+  | 'reversal'
+  | 'stuck'
+  /** A payout paid after Paygate recorded it FAILED: the merchant owes it back (`external:receivable`). */
+  | 'payout_after_failed'
+  | 'reversal_after_failed'
+  /** The channel reports FAILED for a payout recorded SUCCESS. */
+  | 'status_mismatch'
+  /** The provider refused Paygate's own account (credentials, IP allow-list, 2FA): payouts wait. */
+  | 'channel_account'
+  | 'low_balance';
 
 export interface NewException {
   kind: ExceptionKind;

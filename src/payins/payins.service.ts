@@ -147,6 +147,7 @@ export class PayinService {
       upi_intent: null,
       submit_attempts: 0,
       reversed_at: null,
+      not_found_at: null,
     };
     const opening = {
       paymentId,

@@ -169,19 +169,42 @@ export class SettlementService implements SettlementSink {
 
   /**
    * A successful payout whose money came back (the beneficiary's bank returned it): once per
-   * payout, the amount returns to available through a journal. The status stays SUCCESS, and the
-   * merchant's one callback of it stays the only one.
+   * payout, the amount returns to available through a journal. The status stays SUCCESS; the
+   * merchant is told by one more callback, with `"status":"REVERSED"`. Null when it was not a
+   * SUCCESS payout or was reversed already.
    */
-  async reverseIn(tx: Kysely<Tables>, paymentId: string, source: string): Promise<TransactionRow | null> {
+  async reverseIn(tx: Kysely<Tables>, paymentId: string, source: string): Promise<Settled | null> {
     const at = this.now();
     const txn = await markReversed(tx, paymentId, at);
     if (!txn) return null;
     await insertEvents(tx, [{ paymentId, status: 'SUCCESS', source: `${source}:reversed` }], at);
+    const [deliveryId] = txn.callback_url
+      ? await enqueueDeliveries(
+          tx,
+          [
+            {
+              paymentId,
+              merchantId: txn.merchant_id,
+              url: txn.callback_url,
+              body: callbackBody({
+                paymentId,
+                merchantOrderNo: txn.merchant_order_no,
+                amount: txn.amount,
+                currency: txn.currency,
+                status: 'REVERSED',
+                utr: txn.utr,
+              }),
+              maxAttempts: this.options.callbackMaxAttempts,
+            },
+          ],
+          at,
+        )
+      : [];
     await reversePayout(
       tx,
       { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId },
       at,
     );
-    return txn;
+    return { txn, deliveryId: deliveryId ?? null };
   }
 }
