@@ -318,12 +318,14 @@ export class TransactionWorker {
       return;
     }
     const sentBefore = row.submit_attempts > 1;
+    // CHANNEL_POLL_MS: how far apart the two reads that allow a second send must be.
+    const readGap = channel.pollDelayMs('payout', 0);
     if (sentBefore) {
       const known = await channel.readPayout(inFlight);
       if (known) return this.accepted(row, channel, known);
       const firstNotFound = row.not_found_at ?? this.now;
-      if (this.now - firstNotFound < this.options.pollMs) {
-        await reschedulePending(this.database.db, row.payment_id, firstNotFound + this.options.pollMs, {
+      if (this.now - firstNotFound < readGap) {
+        await reschedulePending(this.database.db, row.payment_id, firstNotFound + readGap, {
           unsent: true,
           notFoundAt: firstNotFound,
         });
@@ -346,7 +348,7 @@ export class TransactionWorker {
       if (err.kind !== 'rejected') throw err;
       if (sentBefore) {
         // An earlier send may have arrived: this refusal may be of a duplicate. Read it.
-        await reschedulePending(this.database.db, row.payment_id, this.now + this.options.pollMs, {
+        await reschedulePending(this.database.db, row.payment_id, this.now + readGap, {
           unsent: false,
           notFoundAt: null,
         });

@@ -41,6 +41,8 @@ export interface CashfreeRequest {
   headers: http.IncomingHttpHeaders;
   body: any;
   at: number;
+  /** The HTTP status it was answered (undefined: no answer, a reset). */
+  answered?: number;
 }
 
 export class FakeCashfree {
@@ -75,8 +77,11 @@ export class FakeCashfree {
   /** The webhook secret (Cashfree signs with the account's oldest active key, not the API secret). */
   webhookSecret = `cf-whsec-${randomBytes(8).toString('hex')}`;
   private readonly createdAt = new Map<string, number>();
-  /** Webhook HTTP statuses seen, for assertions. */
+  /** Webhook HTTP statuses seen, and the bodies Paygate answered, for assertions. */
   readonly webhookStatuses: number[] = [];
+  readonly webhookReplies: string[] = [];
+  /** Added to every transfer_amount the fake shows (rupees): a provider reporting another amount. */
+  reportedAmountDelta = 0;
   private server!: http.Server;
   url = '';
   private pendingWebhooks = new Set<Promise<unknown>>();
@@ -182,7 +187,7 @@ export class FakeCashfree {
         status_code: t.status_code,
         status_description: type,
         transfer_utr: t.transfer_utr,
-        transfer_amount: t.transfer_amount,
+        transfer_amount: t.transfer_amount + this.reportedAmountDelta,
         transfer_mode: t.transfer_mode,
         added_on: t.added_on,
         updated_on: t.updated_on,
@@ -217,7 +222,7 @@ export class FakeCashfree {
         body: raw,
       })
       .then(async (res) => {
-        await res.body.dump();
+        this.webhookReplies.push(await res.body.text());
         this.webhookStatuses.push(res.statusCode);
         return res.statusCode;
       });
@@ -251,18 +256,20 @@ export class FakeCashfree {
     }
     const url = new URL(req.url ?? '/', 'http://x');
     const method = req.method ?? 'GET';
-    this.requests.push({
+    const seen: CashfreeRequest = {
       method,
       path: url.pathname,
       query: url.searchParams,
       headers: req.headers,
       body,
       at: Date.now(),
-    });
+    };
+    this.requests.push(seen);
     const operation = method === 'POST' ? 'transfer_create' : 'transfer_read';
     const fault = this.faults.get(operation)?.shift();
     const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;
+      seen.answered = status;
       res.writeHead(status, {
         ...headers,
         'content-type': 'application/json',
@@ -327,8 +334,9 @@ export class FakeCashfree {
     const problem = invalid(body);
     if (problem) return reply(400, { type: 'invalid_request_error', code: problem, message: problem });
     if (this.acceptDuplicates) this.transfers.delete(body.transfer_id);
+    // The document lists no duplicate refusal for single transfers: a 400 with a code of the fake's own.
     if (this.transfers.has(body.transfer_id))
-      return reply(409, {
+      return reply(400, {
         type: 'invalid_request_error',
         code: 'transfer_id_already_exists',
         message: 'duplicate transfer_id',
@@ -394,7 +402,7 @@ export class FakeCashfree {
         beneficiary_id: '',
         beneficiary_instrument_details: { bank_account_number: t.bank_account_number, ifsc: t.bank_ifsc },
       },
-      transfer_amount: t.transfer_amount,
+      transfer_amount: t.transfer_amount + this.reportedAmountDelta,
       transfer_service_charge: 0,
       transfer_service_tax: 0,
       transfer_mode: t.transfer_mode,
