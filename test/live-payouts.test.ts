@@ -13,7 +13,7 @@ import { DATABASES } from './support/databases.ts';
 import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
-import { RECEIVER, until, useLive, type LiveGateway } from './support/live.ts';
+import { until, useLive, type LiveGateway } from './support/live.ts';
 import { CASHFREE_SPEC, specSkip, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 import { ledgerOf, payout, posts, reads } from './support/live-payouts.ts';
 
