@@ -7,6 +7,7 @@ import { post, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Balance,
   CallbackResendResponse,
+  CallbackStatus,
   FinalStatus,
   OffsitePayinRequest,
   OffsitePayinResponse,
@@ -16,7 +17,7 @@ import type {
   PayinStatus,
   PayoutRequest,
   PayoutResponse,
-  PayoutStatus,
+  PayoutStatusResponse,
   SandboxCompleteResponse,
   StatusResponse,
 } from './types.js';
@@ -111,7 +112,7 @@ export class Paygate {
   }
 
   /** A payout's status from the gateway's records. */
-  getPayoutStatus(paymentId: string, call?: CallOptions): Promise<StatusResponse<PayoutStatus>> {
+  getPayoutStatus(paymentId: string, call?: CallOptions): Promise<PayoutStatusResponse> {
     return this.#call('getPayoutStatus', { payment_id: paymentId }, call);
   }
 
@@ -137,10 +138,10 @@ export class Paygate {
     return this.#call('completeSandboxPayin', { payment_id: paymentId, status }, call);
   }
 
-  /** Sandbox only: settle a payout now. */
+  /** Sandbox only: settle a payout now, or reverse a SUCCESS one (REVERSED). */
   completeSandboxPayout(
     paymentId: string,
-    status: FinalStatus,
+    status: CallbackStatus,
     call?: CallOptions,
   ): Promise<SandboxCompleteResponse> {
     return this.#call('completeSandboxPayout', { payment_id: paymentId, status }, call);

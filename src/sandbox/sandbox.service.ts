@@ -17,7 +17,7 @@ export class SandboxService {
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly channel: SandboxChannel,
-    private readonly sink: SettlementSink,
+    private readonly sink: SettlementSink & { reverse(paymentId: string, source: string): Promise<boolean> },
   ) {}
 
   /** Settles a transaction of the merchant's. 403 for live keys, 404 unknown, 409 when already final. */
@@ -25,8 +25,8 @@ export class SandboxService {
     principal: Principal,
     kind: TransactionKind,
     paymentId: string,
-    status: 'SUCCESS' | 'FAILED',
-  ): Promise<StatusResponse & { payment_id: string }> {
+    status: 'SUCCESS' | 'FAILED' | 'REVERSED',
+  ): Promise<StatusResponse & { payment_id: string; reversed?: boolean }> {
     if (principal.mode !== 'test')
       throw new AppError('SANDBOX_ONLY', 'Only sandbox (test) merchants can do this');
     const txn = await findTransaction(this.db, paymentId);
@@ -36,8 +36,25 @@ export class SandboxService {
         `No ${kind === 'payin' ? 'pay-in' : 'payout'} with this payment_id`,
       );
     }
+    if (status === 'REVERSED') return { payment_id: paymentId, ...(await this.reverse(txn)) };
     const after = await this.settle(txn, status, 'sandbox_api');
     return { payment_id: paymentId, ...toStatusResponse(after) };
+  }
+
+  /**
+   * Reverses a SUCCESS sandbox payout as a beneficiary's bank would: its amount is available again,
+   * the merchant gets a REVERSED callback, and its status stays SUCCESS. 409 INVALID_STATE otherwise.
+   */
+  private async reverse(txn: TransactionRow): Promise<StatusResponse & { reversed: true }> {
+    if (txn.kind !== 'payout' || txn.status !== 'SUCCESS' || txn.reversed_at !== null)
+      throw new AppError('INVALID_STATE', 'Only a SUCCESS payout not reversed yet can be reversed', {
+        status: txn.status,
+      });
+    if (txn.channel !== this.channel.name)
+      throw new AppError('SANDBOX_ONLY', 'This transaction is not on the sandbox channel');
+    if (!(await this.sink.reverse(txn.payment_id, 'sandbox_api')))
+      throw new AppError('INVALID_STATE', 'The payout was reversed already', { status: txn.status });
+    return { ...toStatusResponse(txn), reversed: true };
   }
 
   /**

@@ -167,6 +167,13 @@ export class SettlementService implements SettlementSink {
     });
   }
 
+  /** `reverseIn` in a transaction of its own (the sandbox's REVERSED). False when there was nothing to reverse. */
+  async reverse(paymentId: string, source: string): Promise<boolean> {
+    const done = await this.db.transaction().execute((tx) => this.reverseIn(tx, paymentId, source));
+    if (done) this.announce([done]);
+    return done !== null;
+  }
+
   /**
    * A successful payout whose money came back (the beneficiary's bank returned it): once per
    * payout, the amount returns to available through a journal. The status stays SUCCESS; the
