@@ -69,6 +69,8 @@ export class FakeCashfree {
   readLagMs = 0;
   /** A POST with a transfer_id it has creates another transfer (pays again) instead of a 409. */
   acceptDuplicates = false;
+  /** Asked for a fault for each call that has none scripted (random faults, for the soak). */
+  chaos: ((operation: 'transfer_create' | 'transfer_read') => CashfreeFault | null) | null = null;
   /** Every call must carry a fresh `X-Cf-Signature` made with `publicKey`. */
   require2fa = false;
   private readonly keyPair = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -266,7 +268,8 @@ export class FakeCashfree {
     };
     this.requests.push(seen);
     const operation = method === 'POST' ? 'transfer_create' : 'transfer_read';
-    const fault = this.faults.get(operation)?.shift();
+    const fault: CashfreeFault | undefined =
+      this.faults.get(operation)?.shift() ?? this.chaos?.(operation) ?? undefined;
     const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;
       seen.answered = status;
@@ -295,7 +298,7 @@ export class FakeCashfree {
       return reply(
         fault.status,
         fault.body ?? { type: 'api_error', code: `fault_${fault.status}`, message: 'injected' },
-        'headers' in fault ? fault.headers : {},
+        'headers' in fault ? (fault.headers as Record<string, string> | undefined) : {},
       );
 
     const refused = this.accountProblem(req.headers);
