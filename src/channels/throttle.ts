@@ -1,6 +1,7 @@
 /**
  * A per-process limit on the calls to one provider: at most `maxPerSecond` calls start in any
- * second, spaced evenly, and a 429 pauses every call to that provider for as long as the provider
+ * second (a sliding window: a call waits until the call `maxPerSecond` before it is a second old, so a
+ * caller that works in batches loses no rate to the gaps between them), and a 429 pauses every call to that provider for as long as the provider
  * asked (`Retry-After`, else Cashfree's `x-ratelimit-retry`, else a backoff that doubles from 1 s
  * to a minute). A call waits for its turn; nothing is dropped. One throttle per provider, shared by
  * all of that provider's requests (`ChannelHttp`).
@@ -12,9 +13,9 @@ const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 
 export class Throttle {
-  private readonly intervalMs: number;
-  /** When the next call may start (epoch ms). */
-  private next = 0;
+  /** The start times of the last `maxPerSecond` calls (taken or reserved), oldest at `head`. */
+  private readonly starts: Float64Array;
+  private head = 0;
   private pausedUntil = 0;
   private backoffMs = FIRST_BACKOFF_MS;
 
@@ -22,16 +23,17 @@ export class Throttle {
     readonly maxPerSecond: number,
     private readonly now: () => number = Date.now,
   ) {
-    if (!(maxPerSecond > 0)) throw new Error('a throttle needs a positive rate');
-    this.intervalMs = 1000 / maxPerSecond;
+    if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
+    this.starts = new Float64Array(Math.floor(maxPerSecond)).fill(-Infinity);
   }
 
   /** Resolves when the caller may start its call. */
   async take(): Promise<void> {
     for (;;) {
       const now = this.now();
-      const at = Math.max(now, this.next, this.pausedUntil);
-      this.next = at + this.intervalMs;
+      const at = Math.max(now, this.starts[this.head]! + 1000, this.pausedUntil);
+      this.starts[this.head] = at;
+      this.head = (this.head + 1) % this.starts.length;
       if (at <= now) return;
       await new Promise((r) => setTimeout(r, Math.ceil(at - now)));
       // A 429 that came while this call waited for its turn holds it back too.

@@ -247,6 +247,7 @@ export class FakeCashfree {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const arrived = Date.now();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -264,7 +265,7 @@ export class FakeCashfree {
       query: url.searchParams,
       headers: req.headers,
       body,
-      at: Date.now(),
+      at: arrived,
     };
     this.requests.push(seen);
     const operation = method === 'POST' ? 'transfer_create' : 'transfer_read';
