@@ -14,14 +14,13 @@ import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
 import { until, useLive, type LiveGateway } from './support/live.ts';
-import { CASHFREE_SPEC, specSkip, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
+import { CASHFREE_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 import { ledgerOf, payout, posts, reads } from './support/live-payouts.ts';
 
-const skip = specSkip();
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
 const POLL_MS = 400;
 
-describe('live payouts through the Cashfree document', { skip }, () => {
+describe('live payouts through the Cashfree document', () => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
   let proxy: SpecProxy;
@@ -39,7 +38,7 @@ describe('live payouts through the Cashfree document', { skip }, () => {
   });
 
   for (const kind of DATABASES) {
-    describe(`on ${kind}`, { skip: skip || databaseSkip[kind] }, () => {
+    describe(`on ${kind}`, { skip: databaseSkip[kind] }, () => {
       const live = useLive(kind, { CHANNEL_POLL_MS: String(POLL_MS), CHANNEL_TIMEOUT_MS: '1000' }, () => ({
         fakes: { setu, cashfree },
         proxies: { cashfree: proxy.url },
