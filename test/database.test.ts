@@ -66,6 +66,7 @@ const view = (amount: number) => ({
   currency: 'INR',
   channel_txn_id: '',
   utr: '',
+  reversed_at: null,
 });
 
 for (const kind of DATABASES) {
