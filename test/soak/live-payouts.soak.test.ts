@@ -165,7 +165,37 @@ for (const kind of DATABASES) {
             // Every script has played out and its webhooks were answered.
             return played.size === ids.length;
           };
-          await until(settled, 'every payout final', 240_000);
+          await until(settled, 'every payout final', 240_000).catch(async (err: unknown) => {
+            const open = await db
+              .selectFrom('transactions')
+              .select([
+                'payment_id',
+                'status',
+                'submit_attempts',
+                'not_found_at',
+                'next_action_at',
+                'lease_until',
+              ])
+              .where('payment_id', 'in', ids)
+              .where('status', 'in', ['PENDING', 'PROCESSING'])
+              .execute();
+            for (const o of open.slice(0, 5)) {
+              const calls = fake.requests.filter(
+                (r) => r.body?.transfer_id === o.payment_id || r.query.get('transfer_id') === o.payment_id,
+              );
+              console.log(
+                JSON.stringify({
+                  ...o,
+                  now: Date.now(),
+                  script: scripts.get(o.payment_id),
+                  played: played.has(o.payment_id),
+                }),
+                calls.map((c) => `${c.method} ${c.answered ?? 'none'} ${c.at}`).join(', '),
+              );
+            }
+            console.log(`open ${open.length}, played ${played.size} of ${ids.length}`);
+            throw err;
+          });
           await Promise.all(plays);
           fake.chaos = null;
           // Let the last webhooks and reversals land.
