@@ -71,6 +71,7 @@ export class CashfreeChannel implements Channel {
     const answer = await this.http.send({
       operation: 'transfer_create',
       method: 'POST',
+      notAfter: p.notAfter,
       url: `${this.settings.baseUrl}/transfers`,
       headers: this.headers(),
       body: {

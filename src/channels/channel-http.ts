@@ -25,6 +25,11 @@ export interface ChannelRequest {
   url: string;
   headers: Record<string, string>;
   body?: unknown;
+  /**
+   * Not sent after this time (epoch ms), however long the throttle kept it waiting: the caller's
+   * claim on the work runs out then, and another process may be doing it.
+   */
+  notAfter?: number;
 }
 
 /** The most of an answer's body read; a provider's answers are a few KiB. */
@@ -58,6 +63,13 @@ export class ChannelHttp {
   async send(req: ChannelRequest): Promise<ChannelAnswer> {
     // The wait for a turn is not part of the call: CHANNEL_TIMEOUT_MS starts when the request does.
     await this.throttle?.take();
+    if (req.notAfter !== undefined && Date.now() > req.notAfter)
+      throw new ChannelFailure(
+        'unavailable',
+        this.channel,
+        'claim_expired',
+        `${this.channel} ${req.operation}: not sent, the claim ran out`,
+      );
     const started = performance.now();
     const done = (outcome: string) =>
       this.observe(this.channel, req.operation, outcome, (performance.now() - started) / 1000);

@@ -45,6 +45,8 @@ export interface OpenPayin {
 }
 
 export interface PayoutSubmission {
+  /** The submission is not sent after this time (epoch ms): the worker's claim runs out. */
+  notAfter?: number;
   paymentId: string;
   amount: number;
   currency: string;

@@ -335,7 +335,12 @@ export class TransactionWorker {
     let state: PayoutState;
     try {
       step.sent = true;
-      state = await channel.submitPayout(submission);
+      // Sent only while this claim holds, with one call's time to spare (the lease is three calls
+      // and a second): a send delayed past it (the throttle, a busy process) could race another
+      // process's read of a not-found transfer, and that process may send it again.
+      const notAfter =
+        row.lease_until === null ? undefined : row.lease_until - (this.options.leaseMs - 1000) / 3;
+      state = await channel.submitPayout({ ...submission, notAfter });
     } catch (err) {
       if (!(err instanceof ChannelFailure)) throw err;
       if (err.kind === 'unavailable' || err.kind === 'account') step.sent = false;
