@@ -36,12 +36,26 @@ export interface LivePayouts {
   benchCpuUsPerPayout: number;
 }
 
+/** Payouts sent at the default CASHFREE_MAX_RPS: how close the calls per second come to it. */
+export interface PacedPayouts {
+  payouts: number;
+  limitPerS: number;
+  /** Calls the fake received per second, from the first to the last. */
+  callsPerS: number;
+  /** (callsPerS − limit) / limit, in %. */
+  offByPct: number;
+}
+
 export interface LiveResult {
   onsite: ScenarioRow;
   payouts: LivePayouts;
+  paced: PacedPayouts;
 }
 
 const PAYOUTS = 5000;
+/** CASHFREE_MAX_RPS's default, and how many payouts the paced run sends at it (about 6 s). */
+const DEFAULT_MAX_RPS = 100;
+const PACED_PAYOUTS = 600;
 const IN_FLIGHT = 64;
 const FAKE_LATENCY_MS = 50;
 
@@ -57,6 +71,8 @@ export async function measureLive(opts: BenchOptions, progress: Progress): Promi
     LIVE_MAX_PAYOUT: '500000.00',
     WORKER_POLL_MS: '100',
   };
+  // The throughput run: the per-process limit raised past the load, so the gateway's own cost shows.
+  const unthrottled = { ...env, CASHFREE_MAX_RPS: '100000' };
   const sandbox = createFundedMerchant(db.url, 'Bench Sandbox');
   const live = paygateCli(
     ['merchant', 'create', '--name', 'Bench Live', '--live', '--vpa', 'bench.live@pineaxis'],
@@ -68,7 +84,7 @@ export async function measureLive(opts: BenchOptions, progress: Progress): Promi
     DATABASE_URL: db.url,
   });
   const liveKey = String(live.api_key);
-  const gateway = await startGateway(db.url, env, profileFlags(opts, 'live'));
+  const gateway = await startGateway(db.url, unthrottled, profileFlags(opts, 'live'));
   setu.notifyUrl = `${gateway.baseUrl}/channels/setu/notifications`;
   cashfree.notifyUrl = `${gateway.baseUrl}/channels/cashfree/notifications`;
   try {
@@ -94,13 +110,73 @@ export async function measureLive(opts: BenchOptions, progress: Progress): Promi
     progress.line(
       `[${db.kind}] live payouts: ${payouts.perS.toFixed(0)}/s creation to SUCCESS, p50 ${payouts.p50Ms} ms, ${payouts.transfersPerPayout} transfer(s) per payout`,
     );
-    return { onsite: { ...onsite, target: '', met: null }, payouts };
+    await gateway.stop();
+    progress.line(
+      `[${db.kind}] live: ${PACED_PAYOUTS} payouts at the default CASHFREE_MAX_RPS (${DEFAULT_MAX_RPS})`,
+    );
+    const pacedGateway = await startGateway(db.url, env, []);
+    cashfree.notifyUrl = `${pacedGateway.baseUrl}/channels/cashfree/notifications`;
+    let paced: PacedPayouts;
+    try {
+      paced = await pacedRun(pacedGateway, liveKey, cashfree);
+    } finally {
+      await pacedGateway.stop();
+    }
+    progress.line(
+      `[${db.kind}] live paced: ${paced.callsPerS.toFixed(1)} calls/s to Cashfree at a limit of ${DEFAULT_MAX_RPS} (${paced.offByPct.toFixed(1)} %)`,
+    );
+    return { onsite: { ...onsite, target: '', met: null }, payouts, paced };
   } finally {
     await gateway.stop();
     await setu.stop();
     await cashfree.stop();
     await db.drop();
   }
+}
+
+/** Creates payouts as fast as the gateway takes them, and reads the fake's call rate once they are all sent. */
+async function pacedRun(gateway: Server, key: string, cashfree: FakeCashfree): Promise<PacedPayouts> {
+  const from = cashfree.requests.length;
+  await createPayouts(gateway, key, PACED_PAYOUTS, 'pp');
+  const deadline = Date.now() + 120_000;
+  const sent = () => cashfree.requests.slice(from).filter((r) => r.method === 'POST').length;
+  while (sent() < PACED_PAYOUTS) {
+    if (Date.now() > deadline) throw new Error('the paced payouts were not all sent');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const calls = cashfree.requests.slice(from).map((r) => r.at);
+  const spanS = (calls[calls.length - 1]! - calls[0]!) / 1000;
+  const callsPerS = (calls.length - 1) / spanS;
+  return {
+    payouts: PACED_PAYOUTS,
+    limitPerS: DEFAULT_MAX_RPS,
+    callsPerS,
+    offByPct: ((callsPerS - DEFAULT_MAX_RPS) / DEFAULT_MAX_RPS) * 100,
+  };
+}
+
+async function createPayouts(gateway: Server, key: string, count: number, prefix: string): Promise<void> {
+  const pool = new Pool(gateway.baseUrl, { connections: IN_FLIGHT });
+  let next = 0;
+  const post = async () => {
+    while (next < count) {
+      next++;
+      const res = await pool.request({
+        method: 'POST',
+        path: '/payments/payout',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          money: { amount: 1 },
+          merchant_order_no: nextOrderNo(prefix),
+          receiver: { name: 'Bench Receiver', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+        }),
+      });
+      await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`payout creation answered ${res.statusCode}`);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, post));
+  await pool.close();
 }
 
 async function payoutRun(
@@ -110,31 +186,11 @@ async function payoutRun(
   merchantId: string,
   cashfree: FakeCashfree,
 ): Promise<LivePayouts> {
-  const pool = new Pool(gateway.baseUrl, { connections: IN_FLIGHT });
   const gatewayCpu = cpuSeconds(gateway.pid);
   const benchCpu = process.cpuUsage();
   const started = Date.now();
-  let next = 0;
-  const post = async () => {
-    while (next < PAYOUTS) {
-      next++;
-      const res = await pool.request({
-        method: 'POST',
-        path: '/payments/payout',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          money: { amount: 1 },
-          merchant_order_no: nextOrderNo('lp'),
-          receiver: { name: 'Bench Receiver', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
-        }),
-      });
-      await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`payout creation answered ${res.statusCode}`);
-    }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, post));
+  await createPayouts(gateway, key, PAYOUTS, 'lp');
   const created = Date.now();
-  await pool.close();
   const conn = await connect(databaseUrl);
   try {
     const p = conn.kind === 'sqlite' ? '?' : '$1';

@@ -2,6 +2,8 @@
  * The one place where settings are read. Everything else receives a frozen `Config`.
  * A bad value throws a `ConfigError` whose message is one line naming the setting.
  */
+import { createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 export interface Config {
@@ -45,6 +47,9 @@ export interface Config {
   readonly channelTimeoutMs: number;
   /** How long to wait for a channel's notification before asking the channel, in ms. */
   readonly channelPollMs: number;
+  /** Calls per second per process to each provider (a 429 pauses that provider's calls beyond this). */
+  readonly setuMaxRps: number;
+  readonly cashfreeMaxRps: number;
   /** The rails' per-transaction limits for live merchants, in paise (the minimum is 100 on both). */
   readonly liveMaxPayinPaise: number;
   readonly liveMaxPayoutPaise: number;
@@ -67,6 +72,10 @@ export interface CashfreeSettings {
   readonly baseUrl: string;
   readonly clientId: string;
   readonly clientSecret: string;
+  /** Verifies webhooks: Cashfree signs them with the account's oldest active key's secret. */
+  readonly webhookSecret: string;
+  /** Cashfree's 2FA public key (PEM): every call then carries `X-Cf-Signature`. Null without 2FA by signature. */
+  readonly publicKey: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -190,7 +199,34 @@ function cashfreeSettings(env: Env): CashfreeSettings | null {
     clientId: 'CASHFREE_CLIENT_ID',
     clientSecret: 'CASHFREE_CLIENT_SECRET',
   });
-  return s && Object.freeze({ ...s, baseUrl: url('CASHFREE_BASE_URL', s.baseUrl) });
+  if (!s) return null;
+  return Object.freeze({
+    ...s,
+    baseUrl: url('CASHFREE_BASE_URL', s.baseUrl),
+    webhookSecret: env.CASHFREE_WEBHOOK_SECRET?.trim() || s.clientSecret,
+    publicKey: publicKeySetting(env.CASHFREE_PUBLIC_KEY?.trim() ?? ''),
+  });
+}
+
+/** CASHFREE_PUBLIC_KEY: PEM text, or the path of a file holding it; checked to be a public key. */
+function publicKeySetting(raw: string): string | null {
+  if (!raw) return null;
+  let pem = raw;
+  if (!raw.includes('-----BEGIN')) {
+    try {
+      pem = readFileSync(raw, 'utf8');
+    } catch {
+      throw new ConfigError(
+        `CASHFREE_PUBLIC_KEY must be PEM text or a readable file, got "${raw.slice(0, 80)}"`,
+      );
+    }
+  }
+  try {
+    createPublicKey(pem);
+  } catch {
+    throw new ConfigError('CASHFREE_PUBLIC_KEY is not a PEM public key');
+  }
+  return pem;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -266,6 +302,8 @@ export function loadConfig(env: Env = process.env): Config {
     cashfree: cashfreeSettings(env),
     channelTimeoutMs: integer(env, 'CHANNEL_TIMEOUT_MS', 10_000, 100, 120_000),
     channelPollMs: integer(env, 'CHANNEL_POLL_MS', 60_000, 100, 86_400_000),
+    setuMaxRps: integer(env, 'SETU_MAX_RPS', 20, 1, 100_000),
+    cashfreeMaxRps: integer(env, 'CASHFREE_MAX_RPS', 100, 1, 100_000),
     liveMaxPayinPaise: amountSetting(env, 'LIVE_MAX_PAYIN', '100000.00'),
     liveMaxPayoutPaise: amountSetting(env, 'LIVE_MAX_PAYOUT', '500000.00'),
     channelStuckAfterS: integer(env, 'CHANNEL_STUCK_AFTER_S', 86_400, 1),

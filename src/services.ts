@@ -50,7 +50,9 @@ export function liveChannels(
   const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
   return {
     setu: config.setu ? new SetuChannel(config.setu, { ...timing, now }) : null,
-    cashfree: config.cashfree ? new CashfreeChannel(config.cashfree, timing) : null,
+    cashfree: config.cashfree
+      ? new CashfreeChannel(config.cashfree, { ...timing, maxRps: config.cashfreeMaxRps })
+      : null,
   };
 }
 
@@ -93,7 +95,7 @@ export function buildServices(config: Config, database: Database, now: () => num
     outcomes,
     notifications: new NotificationService(
       database,
-      { setu: config.setu?.webhookSecret ?? null, cashfree: config.cashfree?.clientSecret ?? null },
+      { setu: config.setu?.webhookSecret ?? null, cashfree: config.cashfree?.webhookSecret ?? null },
       outcomes,
       { now },
     ),

@@ -43,6 +43,7 @@ function payin(paymentId: string, merchantId: string, amount: number): Transacti
     reversed_at: null,
     refund_of: null,
     reason: null,
+    not_found_at: null,
     expires_at: null,
     next_action_at: null,
     lease_until: null,
@@ -67,6 +68,7 @@ const view = (amount: number) => ({
   currency: 'INR',
   channel_txn_id: '',
   utr: '',
+  reversed_at: null,
 });
 
 for (const kind of DATABASES) {

@@ -7,6 +7,7 @@ import { post, type CallOptions, type TransportOptions } from './transport.js';
 import type {
   Balance,
   CallbackResendResponse,
+  CallbackStatus,
   FinalStatus,
   OffsitePayinRequest,
   OffsitePayinResponse,
@@ -16,10 +17,10 @@ import type {
   PayinStatus,
   PayoutRequest,
   PayoutResponse,
-  PayoutStatus,
   RefundRequest,
   RefundResponse,
   RefundStatusResponse,
+  PayoutStatusResponse,
   SandboxCompleteResponse,
   StatusResponse,
 } from './types.js';
@@ -114,7 +115,7 @@ export class Paygate {
   }
 
   /** A payout's status from the gateway's records. */
-  getPayoutStatus(paymentId: string, call?: CallOptions): Promise<StatusResponse<PayoutStatus>> {
+  getPayoutStatus(paymentId: string, call?: CallOptions): Promise<PayoutStatusResponse> {
     return this.#call('getPayoutStatus', { payment_id: paymentId }, call);
   }
 
@@ -168,10 +169,10 @@ export class Paygate {
     return this.#call('completeSandboxRefund', { refund_id: refundId, status }, call);
   }
 
-  /** Sandbox only: settle a payout now. */
+  /** Sandbox only: settle a payout now, or reverse a SUCCESS one (REVERSED). */
   completeSandboxPayout(
     paymentId: string,
-    status: FinalStatus,
+    status: CallbackStatus,
     call?: CallOptions,
   ): Promise<SandboxCompleteResponse> {
     return this.#call('completeSandboxPayout', { payment_id: paymentId, status }, call);

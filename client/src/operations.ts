@@ -40,6 +40,7 @@ const payinCommon = {
 const PAYIN_STATUSES = ['PENDING', 'SUCCESS', 'FAILED'] as const;
 const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'] as const;
 const FINAL_STATUSES = ['SUCCESS', 'FAILED'] as const;
+const CALLBACK_STATUSES = ['SUCCESS', 'FAILED', 'REVERSED'] as const;
 
 export const OnsitePayinRequest = obj(payinCommon);
 export const OffsitePayinRequest = obj(payinCommon);
@@ -94,15 +95,17 @@ const statusFields = <S extends readonly string[]>(statuses: S) => ({
   utr: str(),
 });
 export const PayinStatusResponse = obj(statusFields(PAYIN_STATUSES));
-export const PayoutStatusResponse = obj(statusFields(PAYOUT_STATUSES));
+export const PayoutStatusResponse = obj({ ...statusFields(PAYOUT_STATUSES), reversed: optional(bool()) });
 
 export const BalanceRequest = obj({ currency: optional(nullable(str())) });
 export const Balance = obj({ currency: str(), available: num(), held: num() });
 
 export const SandboxCompleteRequest = obj({ payment_id: str(), status: str(FINAL_STATUSES) });
+export const SandboxPayoutCompleteRequest = obj({ payment_id: str(), status: str(CALLBACK_STATUSES) });
 export const SandboxCompleteResponse = obj({
   payment_id: str(),
   ...statusFields([...PAYIN_STATUSES, 'PROCESSING'] as const),
+  reversed: optional(bool()),
 });
 
 export const RefundRequest = obj({
@@ -150,7 +153,7 @@ export const PaygateCallback = obj({
   merchant_order_no: str(),
   amount: num(),
   currency: str(),
-  status: str(FINAL_STATUSES),
+  status: str(CALLBACK_STATUSES),
   utr: str(),
 });
 
@@ -221,7 +224,7 @@ export const OPERATIONS = {
   },
   completeSandboxPayout: {
     path: '/sandbox/payout/complete',
-    request: SandboxCompleteRequest,
+    request: SandboxPayoutCompleteRequest,
     response: SandboxCompleteResponse,
   },
   completeSandboxRefund: {
@@ -245,10 +248,11 @@ agree<Same<Infer<typeof PayoutRequest>, T.PayoutRequest>>();
 agree<Same<Infer<typeof PayoutResponse>, T.PayoutResponse>>();
 agree<Same<Infer<typeof StatusRequest>, T.StatusRequest>>();
 agree<Same<Infer<typeof PayinStatusResponse>, T.StatusResponse<T.PayinStatus>>>();
-agree<Same<Infer<typeof PayoutStatusResponse>, T.StatusResponse<T.PayoutStatus>>>();
+agree<Same<Infer<typeof PayoutStatusResponse>, T.PayoutStatusResponse>>();
 agree<Same<Infer<typeof BalanceRequest>, T.BalanceRequest>>();
 agree<Same<Infer<typeof Balance>, T.Balance>>();
 agree<Same<Infer<typeof SandboxCompleteRequest>, T.SandboxCompleteRequest>>();
+agree<Same<Infer<typeof SandboxPayoutCompleteRequest>, T.SandboxPayoutCompleteRequest>>();
 agree<Same<Infer<typeof SandboxCompleteResponse>, T.SandboxCompleteResponse>>();
 agree<Same<Infer<typeof CallbackResendRequest>, T.CallbackResendRequest>>();
 agree<Same<Infer<typeof CallbackResendResponse>, T.CallbackResendResponse>>();

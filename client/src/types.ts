@@ -96,8 +96,14 @@ export interface PayoutRequest {
 
 export type PayinStatus = 'PENDING' | 'SUCCESS' | 'FAILED';
 export type PayoutStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'FAILED';
-/** The two final statuses, the only ones a callback carries. */
+/** The two final statuses. */
 export type FinalStatus = 'SUCCESS' | 'FAILED';
+/**
+ * What a callback carries: a final status, or REVERSED, a second callback for a SUCCESS payout
+ * whose money the beneficiary's bank sent back (it is available again; the status stays SUCCESS).
+ * Code that handles only SUCCESS and FAILED can ignore it.
+ */
+export type CallbackStatus = FinalStatus | 'REVERSED';
 
 export interface PayoutResponse {
   success: boolean;
@@ -124,6 +130,11 @@ export interface StatusResponse<S extends string = PayinStatus | PayoutStatus> {
   utr: string;
 }
 
+/** A payout's status; `reversed` is true once a SUCCESS payout's money came back. */
+export interface PayoutStatusResponse extends StatusResponse<PayoutStatus> {
+  reversed?: boolean;
+}
+
 export interface BalanceRequest {
   /** Defaults to INR. */
   currency?: string | null;
@@ -144,8 +155,15 @@ export interface SandboxCompleteRequest {
   status: FinalStatus;
 }
 
+/** A sandbox payout may also be REVERSED once it is SUCCESS, as a bank would. */
+export interface SandboxPayoutCompleteRequest {
+  payment_id: string;
+  status: CallbackStatus;
+}
+
 export interface SandboxCompleteResponse extends StatusResponse<PayinStatus | PayoutStatus> {
   payment_id: string;
+  reversed?: boolean;
 }
 
 /** POST /payments/refund: all or part of a SUCCESS pay-in back to the customer. */
@@ -223,7 +241,7 @@ export interface PaygateCallback {
   merchant_order_no: string;
   amount: number;
   currency: string;
-  status: FinalStatus;
+  status: CallbackStatus;
   utr: string;
 }
 

@@ -11,7 +11,11 @@ const CallbackBody = {
       description: 'Written with exactly two decimals (500.00); sign this text as it appears.',
     },
     currency: { type: 'string' },
-    status: { type: 'string', enum: ['SUCCESS', 'FAILED'] },
+    status: {
+      type: 'string',
+      enum: ['SUCCESS', 'FAILED', 'REVERSED'],
+      description: 'REVERSED: a second callback for a SUCCESS payout whose money the bank sent back',
+    },
     utr: { type: 'string' },
   },
 };

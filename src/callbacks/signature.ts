@@ -12,7 +12,8 @@ export interface CallbackFields {
   /** paise */
   amount: number;
   currency: string;
-  status: 'SUCCESS' | 'FAILED';
+  /** REVERSED: a SUCCESS payout whose money the beneficiary's bank sent back (a second callback). */
+  status: 'SUCCESS' | 'FAILED' | 'REVERSED';
   utr: string;
 }
 

@@ -3,7 +3,7 @@
  * `transfer_id` the payment_id, read back by `transfer_id`. Every call carries the client id and
  * secret in headers. The statuses Cashfree's pages list are mapped to Paygate's in `cashfreeState`.
  */
-import { randomUUID } from 'node:crypto';
+import { constants, publicEncrypt, randomUUID } from 'node:crypto';
 import type { CashfreeSettings } from '../config.ts';
 import type { TransactionKind } from '../db/schema.ts';
 import { toRupees } from '../money.ts';
@@ -16,12 +16,31 @@ import {
   type PayoutState,
   type PayoutSubmission,
 } from './channel.ts';
-import { ChannelHttp, failureOf, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
+import { ChannelHttp, failureOf, providerCode, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
 import { pollDelay } from './setu.channel.ts';
+import { Throttle } from './throttle.ts';
 
 export const CASHFREE_API_VERSION = '2024-01-01';
 
-const FAILED = new Set(['FAILED', 'REJECTED']);
+/** Statuses that end a transfer unpaid (REVERSED is apart: see `cashfreeState`). */
+const FAILED = new Set(['FAILED', 'REJECTED', 'MANUALLY_REJECTED']);
+
+/**
+ * The document's refusals of a transfer request's own fields (POST /transfers, 400 and 404): the
+ * payout is at fault, and a refusal of its first send fails it. Any other refusal is about the
+ * account or is not understood, and fails no payout.
+ */
+const TRANSFER_FIELD_ERRORS = new Set([
+  'transfer_id_missing',
+  'transfer_id_invalid',
+  'transfer_amount_invalid',
+  'transfer_amount_missing',
+  'transfer_mode_invalid',
+  'beneficiary_not_found',
+]);
+
+/** Cashfree's answer to a read of a transfer it does not have (the document's not-found code). */
+const NOT_FOUND = new Set(['transfer_id_not_found', 'cf_transfer_id_not_found']);
 
 export class CashfreeChannel implements Channel {
   readonly name = 'cashfree';
@@ -31,9 +50,9 @@ export class CashfreeChannel implements Channel {
 
   constructor(
     private readonly settings: CashfreeSettings,
-    private readonly options: { timeoutMs: number; pollMs: number },
+    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number },
   ) {
-    this.http = new ChannelHttp(this.name, options.timeoutMs);
+    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
   }
 
   private headers(): Record<string, string> {
@@ -42,6 +61,9 @@ export class CashfreeChannel implements Channel {
       'x-client-secret': this.settings.clientSecret,
       'x-api-version': CASHFREE_API_VERSION,
       'x-request-id': randomUUID(),
+      ...(this.settings.publicKey && {
+        'x-cf-signature': cashfree2fa(this.settings.clientId, this.settings.publicKey, Date.now()),
+      }),
     };
   }
 
@@ -49,6 +71,7 @@ export class CashfreeChannel implements Channel {
     const answer = await this.http.send({
       operation: 'transfer_create',
       method: 'POST',
+      notAfter: p.notAfter,
       url: `${this.settings.baseUrl}/transfers`,
       headers: this.headers(),
       body: {
@@ -65,14 +88,15 @@ export class CashfreeChannel implements Channel {
         },
       },
     });
-    if (answer.status !== 200 && answer.status !== 201) throw failureOf(this.name, 'transfer_create', answer);
+    if (answer.status !== 200 && answer.status !== 201) throw this.refusal(answer);
     return this.stateIn(answer, 'transfer_create');
   }
 
   async readPayout(p: PayoutInFlight): Promise<PayoutState | null> {
     const answer = await this.readTransfer('transfer_read', p.paymentId);
-    // 404: Cashfree has no transfer with this id, so it never took the payout.
-    if (answer.status === 404) return null;
+    // Its not-found code, not any 404 (a wrong path or a proxy's 404 says nothing of the transfer).
+    if (answer.status === 404 && NOT_FOUND.has(providerCode(answer))) return null;
+    if (answer.status === 401 || answer.status === 403) throw this.accountFailure('transfer_read', answer);
     if (answer.status !== 200) throw failureOf(this.name, 'transfer_read', answer);
     return this.stateIn(answer, 'transfer_read');
   }
@@ -86,6 +110,38 @@ export class CashfreeChannel implements Channel {
     if (answer.status === 404) return null;
     if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'transfer_reconcile', answer);
     return answer.body;
+  }
+
+  /**
+   * What a refusal of POST /transfers means. A 401/403, or a 4xx that is not one of the document's
+   * transfer-field errors, is about the account (`account`); a duplicate transfer_id means an
+   * earlier send arrived (`unknown`: read it); 429 `unavailable`; 5xx `unknown`.
+   */
+  private refusal(answer: ChannelAnswer): ChannelFailure {
+    const code = providerCode(answer);
+    const { status } = answer;
+    if (status === 401 || status === 403) return this.accountFailure('transfer_create', answer);
+    if (status === 409 || /already_exists|duplicate/i.test(code))
+      return new ChannelFailure(
+        'unknown',
+        this.name,
+        code,
+        `cashfree transfer_create: HTTP ${status} ${code}`,
+      );
+    const field = TRANSFER_FIELD_ERRORS.has(code) || code.startsWith('beneficiary_details.');
+    if (status >= 400 && status < 500 && status !== 429 && !field)
+      return this.accountFailure('transfer_create', answer);
+    return failureOf(this.name, 'transfer_create', answer);
+  }
+
+  private accountFailure(operation: string, answer: ChannelAnswer): ChannelFailure {
+    const code = providerCode(answer);
+    return new ChannelFailure(
+      'account',
+      this.name,
+      code,
+      `cashfree ${operation}: HTTP ${answer.status} ${code}`,
+    );
   }
 
   private readTransfer(operation: string, transferId: string): Promise<ChannelAnswer> {
@@ -135,8 +191,10 @@ export class CashfreeChannel implements Channel {
 }
 
 /**
- * A transfer as Cashfree shows it (an answer, or a webhook's `data`) as a payout state. SUCCESS and
- * REVERSED carry `transfer_utr`; FAILED and REJECTED fail it; every other status is still moving.
+ * A transfer as Cashfree shows it (an answer, or a webhook's `data`) as a payout state. SUCCESS
+ * carries `transfer_utr`; FAILED, REJECTED and MANUALLY_REJECTED fail it; REVERSED fails it too,
+ * marked `reversed` (after a recorded SUCCESS that is a reversal); every other status is still
+ * moving. An amount that cannot be read exactly is -1, which matches no payout.
  */
 export function cashfreeState(t: Record<string, unknown>): PayoutState | null {
   const status = typeof t.status === 'string' ? t.status.toUpperCase() : '';
@@ -147,16 +205,28 @@ export function cashfreeState(t: Record<string, unknown>): PayoutState | null {
       : '';
   const utr =
     typeof t.transfer_utr === 'string' ? t.transfer_utr.replace(/[^A-Za-z0-9]/g, '').slice(0, 40) : '';
-  const amount = rupeesToPaise(t.transfer_amount) ?? undefined;
+  const amount = rupeesToPaise(t.transfer_amount) ?? -1;
   const reference = typeof t.transfer_id === 'string' ? t.transfer_id : '';
   const reversed = status === 'REVERSED';
   const outcome: FinalOutcome | null =
-    status === 'SUCCESS' || reversed
+    status === 'SUCCESS'
       ? { status: 'SUCCESS', utr, channelTxnId, amount, reference }
-      : FAILED.has(status)
+      : FAILED.has(status) || reversed
         ? { status: 'FAILED', utr: '', channelTxnId, amount, reference }
         : null;
   return { channelTxnId, outcome, reversed };
+}
+
+/**
+ * Cashfree's two-factor signature: base64 of `clientId.unixSeconds` encrypted with Cashfree's
+ * public key by RSA-OAEP with SHA-1 (its 2FA page's RSA/ECB/OAEPWithSHA-1AndMGF1Padding); fresh
+ * for each call, since Cashfree refuses one older than a few minutes.
+ */
+export function cashfree2fa(clientId: string, publicKey: string, now: number): string {
+  return publicEncrypt(
+    { key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' },
+    Buffer.from(`${clientId}.${Math.floor(now / 1000)}`),
+  ).toString('base64');
 }
 
 /** Cashfree takes letters and spaces only in `beneficiary_name` (at most 100); Paygate keeps the original. */

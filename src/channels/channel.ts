@@ -45,6 +45,8 @@ export interface OpenPayin {
 }
 
 export interface PayoutSubmission {
+  /** The submission is not sent after this time (epoch ms): the worker's claim runs out. */
+  notAfter?: number;
   paymentId: string;
   amount: number;
   currency: string;
@@ -63,7 +65,10 @@ export interface PayoutState {
   channelTxnId: string;
   /** Null while the bank is still working on it. */
   outcome: FinalOutcome | null;
-  /** The money came back after SUCCESS (the outcome is then SUCCESS too). */
+  /**
+   * The channel says the transfer was reversed; the outcome is then FAILED. After a recorded
+   * SUCCESS the money came back; with none recorded it never reached the beneficiary.
+   */
   reversed: boolean;
 }
 
@@ -103,11 +108,13 @@ export interface RefundRail {
  * Why a channel call did not give an answer. `unavailable`: the channel did not take the request
  * (it could not be reached, 401 or 429): safe to send again later. `unknown`: it may have been
  * acted on (a timeout, a reset, a 5xx): for a payout, the channel is asked before anything is sent
- * again. `rejected`: the channel refused the request (a 4xx); `code` is its code.
+ * again. `rejected`: the channel refused the request (a 4xx about the request itself); `code` is
+ * its code. `account`: the channel refused Paygate's own account (credentials, IP allow-list, 2FA
+ * signature, balance): it did not act, and no transaction is to blame; the operator must look.
  */
 export class ChannelFailure extends Error {
   constructor(
-    readonly kind: 'unavailable' | 'unknown' | 'rejected',
+    readonly kind: 'unavailable' | 'unknown' | 'rejected' | 'account',
     readonly channel: string,
     readonly code: string,
     message: string,

@@ -5,6 +5,7 @@
 import type { MigrationProvider } from 'kysely';
 import type { DatabaseKind } from './database.ts';
 import { coreMigrations } from './migrations.ts';
+import { livePayouts } from './live-payouts.migration.ts';
 import { refunds } from './refunds.migration.ts';
 import { webhookSecrets } from './webhook-secrets.migration.ts';
 import { reconciliation } from './reconciliation.migration.ts';
@@ -14,6 +15,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
     async getMigrations() {
       return {
         ...coreMigrations(kind),
+        '0006_live_payouts': livePayouts(),
         '0008_refunds': refunds(kind),
         '0009_webhook_secrets': webhookSecrets(),
         '0012_reconciliation': reconciliation(kind),

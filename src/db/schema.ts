@@ -94,10 +94,17 @@ export interface TransactionTable {
   /** The UPI intent a live channel handed out for a pay-in (its `tr` is the channel's reference), or null. */
   upi_intent: string | null;
   /**
-   * How many times a worker took up a PENDING payout to hand it to its channel. Above one, an
-   * earlier attempt may have reached the channel: the channel is asked before anything is sent again.
+   * One more than the sends of a PENDING payout that may have reached its channel, while a worker
+   * holds it (the claim counts the send about to be made, before it is made; a step that sent
+   * nothing, or whose send the channel certainly did not act on, takes it back). Above one, the
+   * channel is asked before anything is sent again.
    */
   submit_attempts: number;
+  /**
+   * When a read after a send of unknown outcome first found that the channel does not know the
+   * payout; it is sent again only when a read at least CHANNEL_POLL_MS later says so too. Null otherwise.
+   */
+  not_found_at: number | null;
   /** When a payout's money came back after SUCCESS (the beneficiary's bank returned it), or null. */
   reversed_at: number | null;
   /** A refund's pay-in (its payment_id); null for pay-ins and payouts. A refund's `merchant_order_no` is its merchant_refund_no. */

@@ -27,6 +27,8 @@ export interface StatusView {
   currency: string;
   channel_txn_id: string;
   utr: string;
+  /** When a SUCCESS payout's money came back, or null. */
+  reversed_at: number | null;
 }
 
 export type StatusReader = (key: StatusKey) => Promise<StatusView | undefined>;
@@ -35,7 +37,7 @@ export function sqliteStatusReader(db: Kysely<Tables>, reads: SqliteReads): Stat
   // Built once: kysely would build and compile the same text on every call.
   const text = db
     .selectFrom('transactions')
-    .select(['status', 'amount', 'currency', 'channel_txn_id', 'utr'])
+    .select(['status', 'amount', 'currency', 'channel_txn_id', 'utr', 'reversed_at'])
     .where('payment_id', '=', '')
     .where('merchant_id', '=', '')
     .where('kind', '=', 'payin')
@@ -60,6 +62,7 @@ export function postgresStatusReader(db: Kysely<Tables>): StatusReader {
           'currency',
           'channel_txn_id',
           'utr',
+          'reversed_at',
         ])
         .where('payment_id', 'in', [...new Set(keys.map((k) => k.paymentId))])
         .execute();
@@ -73,6 +76,7 @@ export function postgresStatusReader(db: Kysely<Tables>): StatusReader {
           currency: r.currency,
           channel_txn_id: r.channel_txn_id,
           utr: r.utr,
+          reversed_at: r.reversed_at,
         };
       });
     },

@@ -9,7 +9,15 @@ export type ExceptionKind =
   | 'reversal'
   | 'stuck'
   /** Reconciliation found the provider's record differs from Paygate's (CONTRACT §13). */
-  | 'reconcile_mismatch';
+  | 'reconcile_mismatch'
+  /** A payout paid after Paygate recorded it FAILED: the merchant owes it back (`external:receivable`). */
+  | 'payout_after_failed'
+  | 'reversal_after_failed'
+  /** The channel reports FAILED for a payout recorded SUCCESS. */
+  | 'status_mismatch'
+  /** The provider refused Paygate's own account (credentials, IP allow-list, 2FA): payouts wait. */
+  | 'channel_account'
+  | 'low_balance';
 
 export interface NewException {
   kind: ExceptionKind;

@@ -12,6 +12,8 @@ import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { cashfreeState } from '../channels/cashfree.channel.ts';
+import { rupeesToPaise } from '../channels/channel-http.ts';
+import { formatAmount } from '../money.ts';
 import { setuPaymentOutcome } from '../channels/setu.channel.ts';
 import { findTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
@@ -31,7 +33,7 @@ export type Provider = 'setu' | 'cashfree';
 export interface NotificationSecrets {
   /** SETU_WEBHOOK_SECRET, or null when Setu is off. */
   setu: string | null;
-  /** CASHFREE_CLIENT_SECRET, or null when Cashfree is off. */
+  /** CASHFREE_WEBHOOK_SECRET, or null when Cashfree is off. */
   cashfree: string | null;
 }
 
@@ -46,11 +48,17 @@ const LEASE_MS = 30_000;
 
 const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
 
-/** Cashfree's webhook types that end a transfer, and the status each stands for. */
+/**
+ * Cashfree's webhook types that end a transfer, and the status each stands for. Other types
+ * (CREDIT_CONFIRMATION, BENEFICIARY_INCIDENT, …) are stored and change nothing; LOW_BALANCE_ALERT
+ * is an exception for the operator.
+ */
 const CASHFREE_TYPES: Record<string, string> = {
   TRANSFER_SUCCESS: 'SUCCESS',
+  TRANSFER_ACKNOWLEDGED: 'SUCCESS',
   TRANSFER_FAILED: 'FAILED',
   TRANSFER_REJECTED: 'REJECTED',
+  TRANSFER_MANUALLY_REJECTED: 'MANUALLY_REJECTED',
   TRANSFER_REVERSED: 'REVERSED',
 };
 
@@ -195,6 +203,9 @@ export class NotificationService {
       if (reading && 'unknown' in reading) {
         const u = reading.unknown;
         await this.outcomes.unknown(scope, provider, u.reference, u.amount, u.detail);
+      } else if (reading && 'lowBalance' in reading) {
+        const b = reading.lowBalance;
+        await this.outcomes.lowBalance(scope, provider, b.reference, b.amount, b.detail);
       } else if (reading) reports.push(reading);
     }
     await this.outcomes.applyAll(scope, reports);
@@ -204,6 +215,11 @@ export class NotificationService {
 /** A notification naming no transaction here. */
 interface Unknown {
   unknown: { reference: string; amount: number | null; detail: string };
+}
+
+/** Cashfree's warning that the account's balance is low (payouts will be refused). */
+interface LowBalance {
+  lowBalance: { reference: string; amount: number | null; detail: string };
 }
 
 /** What a Setu notification reports: a payment of a pay-in here, or of none. */
@@ -233,8 +249,18 @@ function readSetu(body: Record<string, unknown>, txns: Map<string, TransactionRo
 function readCashfree(
   body: Record<string, unknown>,
   txns: Map<string, TransactionRow>,
-): Report | Unknown | null {
+): Report | Unknown | LowBalance | null {
   const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
+  if (text(body.type) === 'LOW_BALANCE_ALERT') {
+    const balance = rupeesToPaise(data.current_balance ?? data.balance);
+    return {
+      lowBalance: {
+        reference: `${text(body.event_time) || text(data.alert_time)}`.slice(0, 100) || 'low_balance',
+        amount: balance,
+        detail: `Cashfree reports a low balance${balance === null ? '' : ` (${formatAmount(balance)})`}: payouts may be refused`,
+      },
+    };
+  }
   const status = CASHFREE_TYPES[text(body.type)];
   if (!status) return null;
   const state = cashfreeState({ ...data, status });

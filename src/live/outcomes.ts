@@ -11,8 +11,9 @@ import type { FinalOutcome, PayoutState } from '../channels/channel.ts';
 import type { Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
 import type { SettlementService, Settled } from '../transactions/settlement.service.ts';
-import type { TransactionRow } from '../transactions/transactions.repository.ts';
-import { recordException } from './exceptions.repository.ts';
+import { insertEvents, type TransactionRow } from '../transactions/transactions.repository.ts';
+import { recordException, type ExceptionKind } from './exceptions.repository.ts';
+import { paidAfterFailed } from '../wallet/wallet.service.ts';
 
 /** The transaction reports are applied in, and the final statuses to announce after its commit. */
 export interface Scope {
@@ -24,8 +25,6 @@ export interface Scope {
 export type Report =
   | { kind: 'payin'; txn: TransactionRow; outcome: FinalOutcome; source: string }
   | { kind: 'payout'; txn: TransactionRow; state: PayoutState; source: string };
-
-type Kind = 'amount_mismatch' | 'payment_after_final' | 'reversal' | 'stuck';
 
 export class ChannelOutcomes {
   constructor(
@@ -46,7 +45,8 @@ export class ChannelOutcomes {
     return this.within((s) => this.payinIn(s, txn, outcome, source));
   }
 
-  payout(txn: TransactionRow, state: PayoutState, source: string): Promise<void> {
+  /** A payout's state. False when what the channel said was kept as an exception (see `payoutIn`). */
+  payout(txn: TransactionRow, state: PayoutState, source: string): Promise<boolean> {
     return this.within((s) => this.payoutIn(s, txn, state, source));
   }
 
@@ -119,9 +119,10 @@ export class ChannelOutcomes {
       })),
     );
     for (const [i, done] of settled.entries()) {
+      const r = plain[i]!.report;
       if (done) s.settled.push(done);
-      else if (plain[i]!.report.kind === 'payin')
-        await this.afterFinal(s, plain[i]!.report.txn, plain[i]!.outcome);
+      else if (r.kind === 'payin') await this.afterFinal(s, r.txn, plain[i]!.outcome);
+      else await this.payoutAfterFinal(s, r.txn, r.state, r.source);
     }
     for (const r of rest) {
       if (r.kind === 'payin') await this.payinIn(s, r.txn, r.outcome, r.source);
@@ -129,10 +130,14 @@ export class ChannelOutcomes {
     }
   }
 
-  /** A payout's state: its outcome when final, then its reversal when the money came back. */
-  async payoutIn(s: Scope, txn: TransactionRow, state: PayoutState, source: string): Promise<void> {
+  /**
+   * A payout's state: its outcome settles it when it is not final yet; one that finds it final is
+   * weighed against what was recorded (`payoutAfterFinal`). An amount that differs or cannot be read
+   * changes nothing and is kept as an exception: false then (the caller polls it with backoff).
+   */
+  async payoutIn(s: Scope, txn: TransactionRow, state: PayoutState, source: string): Promise<boolean> {
     const outcome = state.outcome;
-    if (!outcome) return;
+    if (!outcome) return true;
     if (outcome.amount !== undefined && outcome.amount !== txn.amount) {
       await this.exception(
         s,
@@ -140,22 +145,111 @@ export class ChannelOutcomes {
         'amount_mismatch',
         outcome.reference || txn.payment_id,
         outcome.amount,
-        `the channel reports ${paiseText(outcome.amount)} ${outcome.status} for a payout of ${formatAmount(txn.amount)}`,
+        `the channel reports ${paiseText(outcome.amount)} ${state.reversed ? 'REVERSED' : outcome.status} for a payout of ${formatAmount(txn.amount)}`,
       );
+      return false;
+    }
+    // A REVERSED with no SUCCESS recorded fails the payout: the money never reached the beneficiary.
+    if (await this.settle(s, txn, outcome, state.reversed ? `${source}:reversed` : source)) return true;
+    await this.payoutAfterFinal(s, txn, state, source);
+    return true;
+  }
+
+  /**
+   * A payout's outcome that found it final already. After SUCCESS: a reversal returns the money
+   * and tells the merchant; a failure is an exception. After FAILED (the hold went back to the
+   * merchant): a SUCCESS means the money left after all: an exception, and the amount is journaled
+   * as owed by the merchant (`external:receivable`); a REVERSED is an exception and, if such a
+   * SUCCESS was journaled, cancels that debt. Each is applied once: the exception's insert is the
+   * guard, and the payout's row is locked first, so that a SUCCESS and a REVERSED applied at once
+   * see each other.
+   */
+  private async payoutAfterFinal(
+    s: Scope,
+    txn: TransactionRow,
+    state: PayoutState,
+    source: string,
+  ): Promise<void> {
+    const outcome = state.outcome!;
+    const now = await s.tx
+      .updateTable('transactions')
+      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+      .where('payment_id', '=', txn.payment_id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!now) return;
+    const id = txn.payment_id;
+    const money = { merchantId: now.merchant_id, currency: now.currency, amount: now.amount, paymentId: id };
+    if (now.status === 'SUCCESS') {
+      if (state.reversed) {
+        const reversed = await this.settlement.reverseIn(s.tx, id, source);
+        if (!reversed) return;
+        s.settled.push(reversed);
+        await this.exception(
+          s,
+          now,
+          'reversal',
+          id,
+          now.amount,
+          `the payout's ${formatAmount(now.amount)} came back after SUCCESS (utr ${now.utr || 'none'}) and is available again`,
+        );
+      } else if (outcome.status === 'FAILED')
+        await this.exception(
+          s,
+          now,
+          'status_mismatch',
+          id,
+          now.amount,
+          'the channel reports FAILED for a payout recorded SUCCESS',
+        );
       return;
     }
-    await this.settle(s, txn, outcome, source);
-    if (!state.reversed) return;
-    const reversed = await this.settlement.reverseIn(s.tx, txn.payment_id, source);
-    if (reversed)
-      await this.exception(
-        s,
-        reversed,
-        'reversal',
-        txn.payment_id,
-        txn.amount,
-        `the payout's ${formatAmount(txn.amount)} came back after SUCCESS (utr ${reversed.utr || 'none'}) and is available again`,
+    if (now.status !== 'FAILED') return;
+    if (state.reversed) {
+      if (
+        !(await this.exception(
+          s,
+          now,
+          'reversal_after_failed',
+          id,
+          now.amount,
+          'the channel reports REVERSED for a payout recorded FAILED',
+        ))
+      )
+        return;
+      await insertEvents(
+        s.tx,
+        [{ paymentId: id, status: 'FAILED', source: `${source}:reversed` }],
+        this.now(),
       );
+      if (await hasJournal(s.tx, id, 'payout_receivable'))
+        await paidAfterFailed(s.tx, { ...money, back: true }, this.now());
+    } else if (outcome.status === 'SUCCESS') {
+      const opened = await this.exception(
+        s,
+        now,
+        'payout_after_failed',
+        id,
+        now.amount,
+        `the channel paid ${formatAmount(now.amount)} (utr ${outcome.utr || 'none'}) for a payout recorded FAILED, whose hold went back to the merchant`,
+      );
+      // A REVERSED seen first (it failed the payout, or came after FAILED) means the money came back.
+      if (opened && !(await reversalSeen(s.tx, id))) await paidAfterFailed(s.tx, money, this.now());
+    }
+  }
+
+  /**
+   * A provider refused Paygate's own account (credentials, IP allow-list, 2FA signature): one
+   * `channel_account` exception per provider and code, however many payouts wait on it.
+   */
+  async accountRefused(provider: string, code: string, detail: string): Promise<void> {
+    await this.within((s) =>
+      recordException(
+        s.tx,
+        { kind: 'channel_account', provider, paymentId: null, reference: code, amount: null, detail },
+        this.now(),
+      ),
+    );
   }
 
   /** A transaction not final long after it was created. */
@@ -169,6 +263,21 @@ export class ChannelOutcomes {
         txn.amount,
         `still ${txn.status} ${Math.floor(ageS / 3600)} h after it was created`,
       ),
+    );
+  }
+
+  /** Cashfree's LOW_BALANCE_ALERT: a `low_balance` exception, once per alert. */
+  async lowBalance(
+    s: Scope,
+    provider: string,
+    reference: string,
+    amount: number | null,
+    detail: string,
+  ): Promise<void> {
+    await recordException(
+      s.tx,
+      { kind: 'low_balance', provider, paymentId: null, reference, amount, detail },
+      this.now(),
     );
   }
 
@@ -198,20 +307,42 @@ export class ChannelOutcomes {
     return settled !== null;
   }
 
+  /** Records an exception once; true when this call opened it. */
   private async exception(
     s: Scope,
     txn: TransactionRow,
-    kind: Kind,
+    kind: ExceptionKind,
     reference: string,
     amount: number | null,
     detail: string,
-  ): Promise<void> {
-    await recordException(
+  ): Promise<boolean> {
+    return recordException(
       s.tx,
       { kind, provider: txn.channel, paymentId: txn.payment_id, reference, amount, detail },
       this.now(),
     );
   }
+}
+
+/** Whether the payout's history holds a REVERSED the channel reported. */
+async function reversalSeen(tx: Kysely<Tables>, paymentId: string): Promise<boolean> {
+  const row = await tx
+    .selectFrom('transaction_events')
+    .select('id')
+    .where('payment_id', '=', paymentId)
+    .where('source', 'like', '%:reversed')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+async function hasJournal(tx: Kysely<Tables>, paymentId: string, kind: string): Promise<boolean> {
+  const row = await tx
+    .selectFrom('ledger_entries')
+    .select('id')
+    .where('payment_id', '=', paymentId)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 function paiseText(paise: number): string {

@@ -162,6 +162,7 @@ export class PayinService {
       reversed_at: null,
       refund_of: null,
       reason: null,
+      not_found_at: null,
     };
     const opening = {
       paymentId,

@@ -51,7 +51,16 @@ export const PayoutResponse = Type.Object(
 export type PayoutResponse = Static<typeof PayoutResponse>;
 
 /** A payout's status: unlike a pay-in, it passes through PROCESSING while the bank has it. */
-export const PayoutStatusResponse = statusResponse(
-  ['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'],
-  'PayoutStatusResponse',
+export const PayoutStatusResponse = Type.Object(
+  {
+    ...statusResponse(['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED'], 'PayoutStatusResponse').properties,
+    reversed: Type.Optional(
+      Type.Boolean({
+        description:
+          "true when the beneficiary's bank sent a SUCCESS payout's money back (it is available again); status stays SUCCESS",
+      }),
+    ),
+  },
+  { title: 'PayoutStatusResponse' },
 );
+export type PayoutStatusResponse = Static<typeof PayoutStatusResponse>;

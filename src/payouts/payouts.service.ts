@@ -16,11 +16,10 @@ import type { Principal } from '../merchants/merchants.service.ts';
 import type { ChannelFor } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
-import type { StatusResponse } from '../payments/payments.schemas.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
 import { findStatus } from '../transactions/transactions.repository.ts';
 import { PayoutBatchWriter, type PendingPayout } from './payout-batch.writer.ts';
-import type { PayoutRequest, PayoutResponse } from './payouts.schemas.ts';
+import type { PayoutRequest, PayoutResponse, PayoutStatusResponse } from './payouts.schemas.ts';
 
 export class PayoutService {
   private readonly now: () => number;
@@ -103,6 +102,7 @@ export class PayoutService {
         reversed_at: null,
         refund_of: null,
         reason: null,
+        not_found_at: null,
       },
     };
     let written = await this.writer.submit(pending);
@@ -120,9 +120,10 @@ export class PayoutService {
     return { body: response, replayed: false };
   }
 
-  async status(principal: Principal, paymentId: string): Promise<StatusResponse> {
+  async status(principal: Principal, paymentId: string): Promise<PayoutStatusResponse> {
     const row = await findStatus(this.database, principal.merchantId, 'payout', paymentId);
     if (!row) throw new AppError('PAYMENT_NOT_FOUND', 'No payout with this payment_id');
-    return toStatusResponse(row);
+    const view = toStatusResponse(row);
+    return row.status === 'SUCCESS' && row.reversed_at !== null ? { ...view, reversed: true } : view;
   }
 }

@@ -111,6 +111,7 @@ export class RefundService {
       reversed_at: null,
       refund_of: payin.payment_id,
       reason,
+      not_found_at: null,
     };
     const pending = {
       row,

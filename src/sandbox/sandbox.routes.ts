@@ -14,15 +14,22 @@ const CompleteRefundRequest = Type.Object(
   { examples: [{ refund_id: 'rK2mX9kL4vN8bC3zW6yH1jF5gD0sApQ7', status: 'SUCCESS' }] },
 );
 
-const CompleteRequest = Type.Object(
-  {
-    payment_id: Type.String({ minLength: 1, maxLength: 64 }),
-    // One enum rather than a union of literals: a union reports only its first branch, so a wrong
-    // value was answered "Input should be 'SUCCESS'" as if FAILED were not allowed.
-    status: Type.Unsafe<'SUCCESS' | 'FAILED'>({ type: 'string', enum: ['SUCCESS', 'FAILED'] }),
-  },
-  { examples: [{ payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA', status: 'SUCCESS' }] },
-);
+/** A pay-in settles SUCCESS or FAILED; a payout may also be REVERSED once it is SUCCESS. */
+function completeRequest<S extends string>(statuses: readonly S[]) {
+  return Type.Object(
+    {
+      payment_id: Type.String({ minLength: 1, maxLength: 64 }),
+      // One enum rather than a union of literals: a union reports only its first branch, so a wrong
+      // value was answered "Input should be 'SUCCESS'" as if FAILED were not allowed.
+      status: Type.Unsafe<S>({ type: 'string', enum: [...statuses] }),
+    },
+    { examples: [{ payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA', status: 'SUCCESS' }] },
+  );
+}
+const COMPLETE_REQUESTS = {
+  payin: completeRequest(['SUCCESS', 'FAILED'] as const),
+  payout: completeRequest(['SUCCESS', 'FAILED', 'REVERSED'] as const),
+};
 
 export const CompleteResponse = Type.Object(
   {
@@ -31,6 +38,9 @@ export const CompleteResponse = Type.Object(
     money: Type.Object({ amount: Type.Number(), currency: Type.String() }),
     channel_txn_id: Type.String(),
     utr: Type.String(),
+    reversed: Type.Optional(
+      Type.Boolean({ description: 'true after a REVERSED (the status stays SUCCESS)' }),
+    ),
   },
   { title: 'SandboxCompleteResponse' },
 );
@@ -48,7 +58,7 @@ export const sandboxRoutes: FastifyPluginAsync<{ sandbox: SandboxService }> = as
           tags: ['Sandbox'],
           summary: `Settle a sandbox ${kind === 'payin' ? 'pay-in' : 'payout'} at once (test keys only)`,
           security: [{ bearerAuth: [] }],
-          body: CompleteRequest,
+          body: COMPLETE_REQUESTS[kind],
           response: { 200: CompleteResponse, ...errorResponses(404, 409) },
         },
       },

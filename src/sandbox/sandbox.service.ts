@@ -18,7 +18,7 @@ export class SandboxService {
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly channel: SandboxChannel,
-    private readonly sink: SettlementSink,
+    private readonly sink: SettlementSink & { reverse(paymentId: string, source: string): Promise<boolean> },
   ) {}
 
   /** Settles a transaction of the merchant's. 403 for live keys, 404 unknown, 409 when already final. */
@@ -26,8 +26,13 @@ export class SandboxService {
     principal: Principal,
     kind: 'payin' | 'payout',
     paymentId: string,
-    status: 'SUCCESS' | 'FAILED',
-  ): Promise<StatusResponse & { payment_id: string }> {
+    status: 'SUCCESS' | 'FAILED' | 'REVERSED',
+  ): Promise<StatusResponse & { payment_id: string; reversed?: boolean }> {
+    if (status === 'REVERSED')
+      return {
+        payment_id: paymentId,
+        ...(await this.reverse(await this.findOwn(principal, kind, paymentId))),
+      };
     const after = await this.completeAny(principal, kind, paymentId, status);
     return { payment_id: paymentId, ...toStatusResponse(after) };
   }
@@ -43,6 +48,15 @@ export class SandboxService {
     paymentId: string,
     status: 'SUCCESS' | 'FAILED',
   ): Promise<TransactionRow> {
+    return this.settle(await this.findOwn(principal, kind, paymentId), status, 'sandbox_api');
+  }
+
+  /** The merchant's transaction of this kind: 403 for live keys, 404 unknown or another's. */
+  private async findOwn(
+    principal: Principal,
+    kind: TransactionKind,
+    paymentId: string,
+  ): Promise<TransactionRow> {
     if (principal.mode !== 'test')
       throw new AppError('SANDBOX_ONLY', 'Only sandbox (test) merchants can do this');
     const txn = await findTransaction(this.db, paymentId);
@@ -54,7 +68,23 @@ export class SandboxService {
           : `No ${kind === 'payin' ? 'pay-in' : 'payout'} with this payment_id`,
       );
     }
-    return this.settle(txn, status, 'sandbox_api');
+    return txn;
+  }
+
+  /**
+   * Reverses a SUCCESS sandbox payout as a beneficiary's bank would: its amount is available again,
+   * the merchant gets a REVERSED callback, and its status stays SUCCESS. 409 INVALID_STATE otherwise.
+   */
+  private async reverse(txn: TransactionRow): Promise<StatusResponse & { reversed: true }> {
+    if (txn.kind !== 'payout' || txn.status !== 'SUCCESS' || txn.reversed_at !== null)
+      throw new AppError('INVALID_STATE', 'Only a SUCCESS payout not reversed yet can be reversed', {
+        status: txn.status,
+      });
+    if (txn.channel !== this.channel.name)
+      throw new AppError('SANDBOX_ONLY', 'This transaction is not on the sandbox channel');
+    if (!(await this.sink.reverse(txn.payment_id, 'sandbox_api')))
+      throw new AppError('INVALID_STATE', 'The payout was reversed already', { status: txn.status });
+    return { ...toStatusResponse(txn), reversed: true };
   }
 
   /**

@@ -11,6 +11,7 @@ import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
 import { callbackBodyOf } from '../callbacks/callback-body.ts';
+import { callbackBody } from '../callbacks/signature.ts';
 import { enqueueDeliveries } from '../callbacks/outbox.repository.ts';
 import { moveFinals, reversePayout } from '../wallet/wallet.service.ts';
 import { insertEvents, markFinal, markReversed, type TransactionRow } from './transactions.repository.ts';
@@ -160,21 +161,51 @@ export class SettlementService implements SettlementSink {
     });
   }
 
+  /** `reverseIn` in a transaction of its own (the sandbox's REVERSED). False when there was nothing to reverse. */
+  async reverse(paymentId: string, source: string): Promise<boolean> {
+    const done = await this.db.transaction().execute((tx) => this.reverseIn(tx, paymentId, source));
+    if (done) this.announce([done]);
+    return done !== null;
+  }
+
   /**
    * A successful payout whose money came back (the beneficiary's bank returned it): once per
-   * payout, the amount returns to available through a journal. The status stays SUCCESS, and the
-   * merchant's one callback of it stays the only one.
+   * payout, the amount returns to available through a journal. The status stays SUCCESS; the
+   * merchant is told by one more callback, with `"status":"REVERSED"`. Null when it was not a
+   * SUCCESS payout or was reversed already.
    */
-  async reverseIn(tx: Kysely<Tables>, paymentId: string, source: string): Promise<TransactionRow | null> {
+  async reverseIn(tx: Kysely<Tables>, paymentId: string, source: string): Promise<Settled | null> {
     const at = this.now();
     const txn = await markReversed(tx, paymentId, at);
     if (!txn) return null;
     await insertEvents(tx, [{ paymentId, status: 'SUCCESS', source: `${source}:reversed` }], at);
+    const [deliveryId] = txn.callback_url
+      ? await enqueueDeliveries(
+          tx,
+          [
+            {
+              paymentId,
+              merchantId: txn.merchant_id,
+              url: txn.callback_url,
+              body: callbackBody({
+                paymentId,
+                merchantOrderNo: txn.merchant_order_no,
+                amount: txn.amount,
+                currency: txn.currency,
+                status: 'REVERSED',
+                utr: txn.utr,
+              }),
+              maxAttempts: this.options.callbackMaxAttempts,
+            },
+          ],
+          at,
+        )
+      : [];
     await reversePayout(
       tx,
       { merchantId: txn.merchant_id, currency: txn.currency, amount: txn.amount, paymentId },
       at,
     );
-    return txn;
+    return { txn, deliveryId: deliveryId ?? null };
   }
 }

@@ -23,6 +23,7 @@ import {
   OPENING,
   type Accepted,
   reschedule,
+  reschedulePending,
   type TransactionRow,
 } from './transactions.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
@@ -216,6 +217,8 @@ export class TransactionWorker {
   }
 
   private async handle(row: TransactionRow): Promise<void> {
+    // Whether this step made a send of a PENDING payout that its channel may have acted on.
+    const step = { sent: false };
     try {
       if (row.kind === 'payin' && row.response_json === OPENING) {
         // Its channel call never came back to be recorded (the process stopped): nobody was given
@@ -236,7 +239,7 @@ export class TransactionWorker {
           now: () => this.now,
           accepted: (a) => this.processing.submit(a),
         });
-      else await this.payout(row, channel);
+      else await this.payout(row, channel, step);
     } catch (err) {
       const failure = err instanceof ChannelFailure ? err : null;
       const log = {
@@ -247,8 +250,18 @@ export class TransactionWorker {
       if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
       else this.storeDown.failed(err, 'transaction worker step failed', log);
       const nextActionAt = this.now + this.retryDelay(row, failure !== null);
-      await reschedule(this.database.db, row.payment_id, nextActionAt).catch((again: unknown) => {
-        // A step that failed for the outage is taken up again as soon as the database is back.
+      const pending = row.kind === 'payout' && row.status === 'PENDING';
+      await (
+        pending
+          ? reschedulePending(this.database.db, row.payment_id, nextActionAt, {
+              unsent: !step.sent,
+              // A send that may have arrived needs two new reads before another.
+              ...(step.sent && { notFoundAt: null }),
+            })
+          : reschedule(this.database.db, row.payment_id, nextActionAt)
+      ).catch((again: unknown) => {
+        // A step that failed for the outage is taken up again as soon as the database is back
+        // (a payout's count of sends stays as the claim left it: it is read before it is sent).
         if (isUnavailableError(again) && row.lease_until !== null)
           this.held.set(row.payment_id, {
             lease: row.lease_until,
@@ -285,11 +298,14 @@ export class TransactionWorker {
   }
 
   /**
-   * A payout due: handed to its channel (PENDING), or asked about (PROCESSING). A payout taken up
-   * before (`submit_attempts` above one) may have reached the channel already: the channel is asked
-   * first, and only a payout it never saw is sent again, under the same payment_id.
+   * A payout due: handed to its channel (PENDING), or asked about (PROCESSING). The claim counted
+   * the send about to be made before it is made (`submit_attempts`); a step that made none, or whose
+   * send the channel certainly did not act on, takes it back (`step.sent`). A payout an earlier
+   * send may have reached is read first, and sent again only when two reads CHANNEL_POLL_MS apart
+   * both say the channel does not know it. It is FAILED only on the channel's own word: a read or a
+   * notification, or a refusal of its first send; any refusal after that means "read it".
    */
-  private async payout(row: TransactionRow, channel: Channel): Promise<void> {
+  private async payout(row: TransactionRow, channel: Channel, step: { sent: boolean }): Promise<void> {
     const submission = {
       paymentId: row.payment_id,
       amount: row.amount,
@@ -302,60 +318,98 @@ export class TransactionWorker {
     };
     // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
     const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
-    if (row.status === 'PENDING') {
-      const sentBefore = row.submit_attempts > 1;
-      const known = sentBefore ? await channel.readPayout(inFlight) : null;
-      if (known) return this.accepted(row, channel, known);
-      let state: PayoutState;
-      try {
-        state = await channel.submitPayout(submission);
-      } catch (err) {
-        if (!(err instanceof ChannelFailure) || err.kind !== 'rejected') throw err;
-        // Refused. After an earlier attempt the refusal may be of a duplicate: the channel has it.
-        const again = sentBefore ? await channel.readPayout(inFlight) : null;
-        if (again) return this.accepted(row, channel, again);
-        await this.settlement.settle(
-          row.payment_id,
-          { status: 'FAILED', utr: '', channelTxnId: '' },
-          `channel:${channel.name}:rejected:${err.code}`,
-        );
-        return;
-      }
-      return this.accepted(row, channel, state);
-    }
-    const state = await channel.readPayout(inFlight);
-    if (state?.outcome) await this.options.outcomes.payout(row, state, `channel:${channel.name}`);
-    else
-      await reschedule(
-        this.database.db,
-        row.payment_id,
-        this.now + channel.pollDelayMs('payout', this.now - row.updated_at),
-      );
-  }
-
-  /** A payout the channel has: final already, or recorded PROCESSING to be asked about later. */
-  private async accepted(row: TransactionRow, channel: Channel, state: PayoutState): Promise<void> {
-    if (state.outcome) {
-      await this.options.outcomes.payout(row, state, `channel:${channel.name}`);
+    if (row.status !== 'PENDING') {
+      const state = await channel.readPayout(inFlight);
+      const settled =
+        state?.outcome && (await this.options.outcomes.payout(row, state, `channel:${channel.name}`));
+      if (!settled) await reschedule(this.database.db, row.payment_id, this.pollAt(row, channel));
       return;
     }
+    const sentBefore = row.submit_attempts > 1;
+    // CHANNEL_POLL_MS: how far apart the two reads that allow a second send must be.
+    const readGap = channel.pollDelayMs('payout', 0);
+    if (sentBefore) {
+      const known = await channel.readPayout(inFlight);
+      if (known) return this.accepted(row, channel, known);
+      const firstNotFound = row.not_found_at ?? this.now;
+      if (this.now - firstNotFound < readGap) {
+        await reschedulePending(this.database.db, row.payment_id, firstNotFound + readGap, {
+          unsent: true,
+          notFoundAt: firstNotFound,
+        });
+        return;
+      }
+    }
+    let state: PayoutState;
+    try {
+      step.sent = true;
+      // Sent only while this claim holds, with one call's time to spare (the lease is three calls
+      // and a second): a send delayed past it (the throttle, a busy process) could race another
+      // process's read of a not-found transfer, and that process may send it again.
+      const notAfter =
+        row.lease_until === null ? undefined : row.lease_until - (this.options.leaseMs - 1000) / 3;
+      state = await channel.submitPayout({ ...submission, notAfter });
+    } catch (err) {
+      if (!(err instanceof ChannelFailure)) throw err;
+      if (err.kind === 'unavailable' || err.kind === 'account') step.sent = false;
+      if (err.kind === 'account')
+        await this.options.outcomes.accountRefused(
+          channel.name,
+          err.code,
+          `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
+        );
+      if (err.kind !== 'rejected') throw err;
+      if (sentBefore) {
+        // An earlier send may have arrived: this refusal may be of a duplicate. Read it.
+        await reschedulePending(this.database.db, row.payment_id, this.now + readGap, {
+          unsent: false,
+          notFoundAt: null,
+        });
+        return;
+      }
+      await this.settlement.settle(
+        row.payment_id,
+        { status: 'FAILED', utr: '', channelTxnId: '' },
+        `channel:${channel.name}:rejected:${err.code}`,
+      );
+      return;
+    }
+    return this.accepted(row, channel, state);
+  }
+
+  /** When to ask about a payout again: the channel's poll delay by the payout's age, growing as it ages. */
+  private pollAt(row: TransactionRow, channel: Channel): number {
+    return this.now + channel.pollDelayMs('payout', this.now - row.created_at);
+  }
+
+  /**
+   * A payout the channel has: final already, or recorded PROCESSING to be asked about later. A first
+   * answer kept as an exception (an amount that does not fit) is PROCESSING too, asked about with backoff.
+   */
+  private async accepted(row: TransactionRow, channel: Channel, state: PayoutState): Promise<void> {
+    const settled =
+      state.outcome !== null && (await this.options.outcomes.payout(row, state, `channel:${channel.name}`));
+    if (settled) return;
     // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
     // for another payout must not keep this one PENDING while its lease runs down.
     await this.processing.submit({
       paymentId: row.payment_id,
       channelTxnId: state.channelTxnId,
-      nextActionAt: this.now + channel.pollDelayMs('payout', 0),
+      nextActionAt: state.outcome ? this.pollAt(row, channel) : this.now + channel.pollDelayMs('payout', 0),
     });
   }
 
   /**
-   * When to try a transaction again after a failed step: a payout's submission backs off 1, 2, 4 …
-   * seconds up to 5 minutes; a pay-in past its expiry as long as it has been expired (1 s to 5 min);
+   * When to try a transaction again after a failed step: a payout's submission backs off with its
+   * age; a pay-in past its expiry as long as it has been expired (1 s to 5 min);
    * anything else at the next poll.
    */
   private retryDelay(row: TransactionRow, channelFailed: boolean): number {
     if (!channelFailed) return this.options.pollMs;
-    if (row.kind !== 'payin' && row.status === 'PENDING')
+    // Half the payout's age (1 s to 5 min): it backs off whether or not its attempts are counted.
+    if (row.kind === 'payout' && row.status === 'PENDING')
+      return Math.min(Math.max((this.now - row.created_at) / 2, 1000), 300_000);
+    if (row.kind === 'refund' && row.status === 'PENDING')
       return Math.min(1000 * 2 ** Math.min(Math.max(row.submit_attempts - 1, 0), 20), 300_000);
     if (row.kind === 'payin' && this.now >= (row.expires_at ?? 0))
       return Math.min(Math.max(this.now - (row.expires_at ?? 0), 1000), 300_000);

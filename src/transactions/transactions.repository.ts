@@ -69,6 +69,7 @@ export const TRANSACTION_COLUMNS = {
   reversed_at: 'bigint',
   refund_of: 'text',
   reason: 'text',
+  not_found_at: 'bigint',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
 
 function compare(a: string, b: string): number {
@@ -396,5 +397,29 @@ export async function reschedule(
     .where('payment_id', '=', paymentId)
     .where('status', 'in', ['PENDING', 'PROCESSING'])
     .$if(lease !== undefined, (q) => q.where('lease_until', '=', lease!))
+    .execute();
+}
+
+/**
+ * Gives back a PENDING payout a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
+ * this step made no send the channel may have acted on, so the claim's count of it is taken back.
+ * `notFoundAt`: when the channel was first found not to know the payout (null clears it).
+ */
+export async function reschedulePending(
+  db: Kysely<Tables>,
+  paymentId: string,
+  nextActionAt: number,
+  change: { unsent: boolean; notFoundAt?: number | null },
+): Promise<void> {
+  await db
+    .updateTable('transactions')
+    .set({
+      next_action_at: nextActionAt,
+      lease_until: null,
+      ...(change.unsent && { submit_attempts: sql<number>`submit_attempts - 1` }),
+      ...(change.notFoundAt !== undefined && { not_found_at: change.notFoundAt }),
+    })
+    .where('payment_id', '=', paymentId)
+    .where('status', '=', 'PENDING')
     .execute();
 }

@@ -56,6 +56,7 @@ const EXTERNAL = {
   fees: 'external:fees',
   payouts: 'external:bank_payouts',
   refunds: 'external:customer_refunds',
+  receivable: 'external:receivable',
 } as const;
 
 /**
@@ -253,6 +254,35 @@ export async function reversePayout(
     at,
   );
   if (!(await addAvailable(db, p.merchantId, p.currency, p.amount, at, BALANCE_LIMIT))) throw balanceLimit();
+}
+
+/**
+ * A payout Paygate recorded FAILED (its hold went back to available) that the provider paid after
+ * all: the money left the provider account, and the merchant owes it back (`external:receivable`,
+ * which an operator's `debit` clears). No wallet balance moves. With `back`, the same money came
+ * back from the beneficiary's bank (a REVERSED after it): the debt is cancelled.
+ */
+export async function paidAfterFailed(
+  db: Db,
+  p: { merchantId: string; currency: string; amount: number; paymentId: string; back?: boolean },
+  at: number,
+): Promise<void> {
+  const sign = p.back ? -1 : 1;
+  await insertJournal(
+    db,
+    {
+      journalId: prefixedId('jnl'),
+      kind: p.back ? 'payout_receivable_reversal' : 'payout_receivable',
+      merchantId: p.merchantId,
+      currency: p.currency,
+      paymentId: p.paymentId,
+      lines: [
+        { account: EXTERNAL.payouts, amount: sign * p.amount },
+        { account: EXTERNAL.receivable, amount: -sign * p.amount },
+      ],
+    },
+    at,
+  );
 }
 
 export class WalletService {

@@ -3,12 +3,15 @@
  * CHANNELS.md: transfers created and read by `transfer_id`, and the signed V2 webhooks Cashfree
  * sends. A test scripts it: how long each answer takes, how a transfer ends (SUCCESS, FAILED,
  * REJECTED, SUCCESS then REVERSED, or never), whether webhooks come, and faults per operation.
+ * Modes: the account refused (401/403), Cashfree's 2FA (`require2fa`: it holds the private key and
+ * refuses a missing, wrong or 5-minute-old `X-Cf-Signature`), reads that lag behind writes, and
+ * duplicate transfer_ids taken as new transfers (so one transfer per payout is Paygate's doing).
+ * It signs webhooks with its own code, as Cashfree documents the formula.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { constants, createHmac, generateKeyPairSync, privateDecrypt, randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
-import { cashfreeSignature } from '../../src/live/signatures.ts';
 import type { Fault } from './fake-setu.ts';
 
 export interface FakeTransfer {
@@ -26,6 +29,9 @@ export interface FakeTransfer {
   updated_on: string;
 }
 
+/** A fault to answer with; a 429's `headers` carry its `Retry-After` or `x-ratelimit-retry`. */
+export type CashfreeFault = Fault | { status: number; body?: unknown; headers?: Record<string, string> };
+
 export type Ending = 'SUCCESS' | 'FAILED' | 'REJECTED' | 'REVERSED' | 'never';
 
 export interface CashfreeRequest {
@@ -35,6 +41,8 @@ export interface CashfreeRequest {
   headers: http.IncomingHttpHeaders;
   body: any;
   at: number;
+  /** The HTTP status it was answered (undefined: no answer, a reset). */
+  answered?: number;
 }
 
 export class FakeCashfree {
@@ -42,7 +50,7 @@ export class FakeCashfree {
   readonly clientSecret = `cf-secret-${randomBytes(8).toString('hex')}`;
   readonly transfers = new Map<string, FakeTransfer>();
   readonly requests: CashfreeRequest[] = [];
-  readonly faults = new Map<string, Fault[]>();
+  readonly faults = new Map<string, CashfreeFault[]>();
   /** Every POST /transfers that created a transfer, by transfer_id (to prove one transfer per payout). */
   readonly created = new Map<string, number>();
   /** How each new transfer ends, and after how long (ms). */
@@ -55,8 +63,27 @@ export class FakeCashfree {
   /** Answer POST /transfers with the final status at once, when the transfer ends at once. */
   syncAnswer = false;
   notifyUrl = '';
-  /** Webhook HTTP statuses seen, for assertions. */
+  /** Every call refused as the account's: 401 (a wrong key) or 403 (IP not whitelisted, no 2FA). */
+  accountRefusal: 401 | 403 | null = null;
+  /** A read finds a new transfer only this long after it was created (ms). */
+  readLagMs = 0;
+  /** A POST with a transfer_id it has creates another transfer (pays again) instead of a 409. */
+  acceptDuplicates = false;
+  /** Asked for a fault for each call that has none scripted (random faults, for the soak). */
+  chaos: ((operation: 'transfer_create' | 'transfer_read') => CashfreeFault | null) | null = null;
+  /** Every call must carry a fresh `X-Cf-Signature` made with `publicKey`. */
+  require2fa = false;
+  private readonly keyPair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  /** Cashfree's public key for 2FA (PEM), which Paygate is given. */
+  readonly publicKey = this.keyPair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  /** The webhook secret (Cashfree signs with the account's oldest active key, not the API secret). */
+  webhookSecret = `cf-whsec-${randomBytes(8).toString('hex')}`;
+  private readonly createdAt = new Map<string, number>();
+  /** Webhook HTTP statuses seen, and the bodies Paygate answered, for assertions. */
   readonly webhookStatuses: number[] = [];
+  readonly webhookReplies: string[] = [];
+  /** Added to every transfer_amount the fake shows (rupees): a provider reporting another amount. */
+  reportedAmountDelta = 0;
   private server!: http.Server;
   url = '';
   private pendingWebhooks = new Set<Promise<unknown>>();
@@ -83,10 +110,51 @@ export class FakeCashfree {
       CASHFREE_BASE_URL: base,
       CASHFREE_CLIENT_ID: this.clientId,
       CASHFREE_CLIENT_SECRET: this.clientSecret,
+      CASHFREE_WEBHOOK_SECRET: this.webhookSecret,
+      CASHFREE_PUBLIC_KEY: this.publicKey,
     };
   }
 
-  fail(operation: 'transfer_create' | 'transfer_read', ...faults: Fault[]): void {
+  /** Sends the webhooks of `types` for a transfer, in that order, setting its status as each says. */
+  async events(transferId: string, types: string[]): Promise<number[]> {
+    const t = this.transfers.get(transferId);
+    if (!t) throw new Error(`no transfer ${transferId}`);
+    const statuses: number[] = [];
+    for (const type of types) {
+      const status = type.replace(/^TRANSFER_/, '');
+      t.status = status === 'ACKNOWLEDGED' ? 'SUCCESS' : status;
+      t.status_code = status;
+      t.updated_on = stamp();
+      if ((status === 'SUCCESS' || status === 'ACKNOWLEDGED') && !t.transfer_utr)
+        t.transfer_utr = String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999));
+      statuses.push(await this.webhook(type, t));
+    }
+    return statuses;
+  }
+
+  /** Why a call is refused as the account's, or null: the 2FA signature is `clientId.unixSeconds`, RSA-OAEP (SHA-1). */
+  private accountProblem(headers: http.IncomingHttpHeaders): string | null {
+    if (this.accountRefusal === 401) return 'authentication_failed';
+    if (this.accountRefusal === 403) return 'ip_not_whitelisted';
+    if (!this.require2fa) return null;
+    const given = headers['x-cf-signature'];
+    if (typeof given !== 'string') return 'signature_missing';
+    let text: string;
+    try {
+      text = privateDecrypt(
+        { key: this.keyPair.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' },
+        Buffer.from(given, 'base64'),
+      ).toString('utf8');
+    } catch {
+      return 'signature_invalid';
+    }
+    const [id, seconds] = text.split('.');
+    if (id !== this.clientId || !/^\d+$/.test(seconds ?? '')) return 'signature_invalid';
+    if (Math.abs(Date.now() / 1000 - Number(seconds)) >= 300) return 'signature_expired';
+    return null;
+  }
+
+  fail(operation: 'transfer_create' | 'transfer_read', ...faults: CashfreeFault[]): void {
     this.faults.set(operation, [...(this.faults.get(operation) ?? []), ...faults]);
   }
 
@@ -121,7 +189,7 @@ export class FakeCashfree {
         status_code: t.status_code,
         status_description: type,
         transfer_utr: t.transfer_utr,
-        transfer_amount: t.transfer_amount,
+        transfer_amount: t.transfer_amount + this.reportedAmountDelta,
         transfer_mode: t.transfer_mode,
         added_on: t.added_on,
         updated_on: t.updated_on,
@@ -150,13 +218,13 @@ export class FakeCashfree {
         headers: {
           'content-type': 'application/json',
           'x-webhook-timestamp': timestamp,
-          'x-webhook-signature': opts.signature ?? cashfreeSignature(timestamp, raw, this.clientSecret),
+          'x-webhook-signature': opts.signature ?? this.sign(timestamp, raw),
           'x-webhook-version': '2024-01-01',
         },
         body: raw,
       })
       .then(async (res) => {
-        await res.body.dump();
+        this.webhookReplies.push(await res.body.text());
         this.webhookStatuses.push(res.statusCode);
         return res.statusCode;
       });
@@ -171,7 +239,15 @@ export class FakeCashfree {
     }
   }
 
+  /** Cashfree's webhook signature, as its pages give it: base64 HMAC-SHA256 of timestamp + raw body. */
+  sign(timestamp: string, raw: string, secret = this.webhookSecret): string {
+    return createHmac('sha256', secret)
+      .update(timestamp + raw)
+      .digest('base64');
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const arrived = Date.now();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -183,19 +259,23 @@ export class FakeCashfree {
     }
     const url = new URL(req.url ?? '/', 'http://x');
     const method = req.method ?? 'GET';
-    this.requests.push({
+    const seen: CashfreeRequest = {
       method,
       path: url.pathname,
       query: url.searchParams,
       headers: req.headers,
       body,
-      at: Date.now(),
-    });
+      at: arrived,
+    };
+    this.requests.push(seen);
     const operation = method === 'POST' ? 'transfer_create' : 'transfer_read';
-    const fault = this.faults.get(operation)?.shift();
-    const reply = (status: number, json: unknown) => {
+    const fault: CashfreeFault | undefined =
+      this.faults.get(operation)?.shift() ?? this.chaos?.(operation) ?? undefined;
+    const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;
+      seen.answered = status;
       res.writeHead(status, {
+        ...headers,
         'content-type': 'application/json',
         // The document declares this header with the single value 2022-09-01.
         'x-api-version': '2022-09-01',
@@ -219,8 +299,16 @@ export class FakeCashfree {
       return reply(
         fault.status,
         fault.body ?? { type: 'api_error', code: `fault_${fault.status}`, message: 'injected' },
+        'headers' in fault ? (fault.headers as Record<string, string> | undefined) : {},
       );
 
+    const refused = this.accountProblem(req.headers);
+    if (refused)
+      return reply(this.accountRefusal === 401 ? 401 : 403, {
+        type: 'invalid_request_error',
+        code: refused,
+        message: refused === 'authentication_failed' ? 'bad credentials' : 'IP not whitelisted',
+      });
     if (req.headers['x-client-id'] !== this.clientId || req.headers['x-client-secret'] !== this.clientSecret)
       return reply(401, {
         type: 'authentication_error',
@@ -238,18 +326,21 @@ export class FakeCashfree {
       return reply(404, { type: 'invalid_request_error', code: 'not_found', message: 'no route' });
     if (method === 'GET') {
       const t = this.transfers.get(url.searchParams.get('transfer_id') ?? '');
-      if (!t)
+      const visible = t && Date.now() - (this.createdAt.get(t.transfer_id) ?? 0) >= this.readLagMs;
+      if (!t || !visible)
         return reply(404, {
           type: 'invalid_request_error',
-          code: 'transfer_not_found',
-          message: 'Transfer not found',
+          code: 'transfer_id_not_found',
+          message: 'transfer_id does not exist',
         });
       return reply(200, this.view(t));
     }
     const problem = invalid(body);
     if (problem) return reply(400, { type: 'invalid_request_error', code: problem, message: problem });
+    if (this.acceptDuplicates) this.transfers.delete(body.transfer_id);
+    // The document lists no duplicate refusal for single transfers: a 400 with a code of the fake's own.
     if (this.transfers.has(body.transfer_id))
-      return reply(409, {
+      return reply(400, {
         type: 'invalid_request_error',
         code: 'transfer_id_already_exists',
         message: 'duplicate transfer_id',
@@ -292,6 +383,7 @@ export class FakeCashfree {
       updated_on: stamp(),
     };
     this.transfers.set(t.transfer_id, t);
+    this.createdAt.set(t.transfer_id, Date.now());
     this.created.set(t.transfer_id, (this.created.get(t.transfer_id) ?? 0) + 1);
     return t;
   }
@@ -314,7 +406,7 @@ export class FakeCashfree {
         beneficiary_id: '',
         beneficiary_instrument_details: { bank_account_number: t.bank_account_number, ifsc: t.bank_ifsc },
       },
-      transfer_amount: t.transfer_amount,
+      transfer_amount: t.transfer_amount + this.reportedAmountDelta,
       transfer_service_charge: 0,
       transfer_service_tax: 0,
       transfer_mode: t.transfer_mode,
@@ -334,10 +426,12 @@ function invalid(body: any): string | null {
   if (typeof body.transfer_amount !== 'number' || body.transfer_amount < 1) return 'transfer_amount_invalid';
   const b = body.beneficiary_details;
   if (!b || typeof b.beneficiary_name !== 'string' || !/^[A-Za-z ]{1,100}$/.test(b.beneficiary_name))
-    return 'beneficiary_name_invalid';
+    return 'beneficiary_details.beneficiary_name_invalid';
   const i = b.beneficiary_instrument_details;
-  if (!i || !/^[A-Za-z0-9]{9,18}$/.test(i.bank_account_number ?? '')) return 'bank_account_number_invalid';
-  if (!/^[A-Z]{4}0[A-Z0-9]{6}$/.test(i.bank_ifsc ?? '')) return 'bank_ifsc_invalid';
+  if (!i || !/^[A-Za-z0-9]{9,18}$/.test(i.bank_account_number ?? ''))
+    return 'beneficiary_details.beneficiary_instrument_details.bank_account_number_invalid';
+  if (!/^[A-Z]{4}0[A-Z0-9]{6}$/.test(i.bank_ifsc ?? ''))
+    return 'beneficiary_details.beneficiary_instrument_details.bank_ifsc_invalid';
   return null;
 }
 

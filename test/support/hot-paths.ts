@@ -104,6 +104,7 @@ export function newPayin(v: Values): TransactionRow {
     reversed_at: null,
     refund_of: null,
     reason: null,
+    not_found_at: null,
   };
 }
 
