@@ -60,7 +60,7 @@ export class ChannelOutcomes {
         'amount_mismatch',
         reference,
         outcome.amount,
-        `paid ${paiseText(outcome.amount)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
+        `paid ${paiseText(outcome.amount, outcome.amountText)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
       );
       return;
     }
@@ -208,12 +208,21 @@ export class ChannelOutcomes {
   ): Promise<void> {
     await recordException(
       s.tx,
-      { kind, provider: txn.channel, paymentId: txn.payment_id, reference, amount, detail },
+      // An amount the provider sent that could not be read is no amount (its text is in the detail).
+      {
+        kind,
+        provider: txn.channel,
+        paymentId: txn.payment_id,
+        reference,
+        amount: amount !== null && amount < 0 ? null : amount,
+        detail,
+      },
       this.now(),
     );
   }
 }
 
-function paiseText(paise: number): string {
-  return paise >= 0 ? formatAmount(paise) : 'an unreadable amount';
+function paiseText(paise: number, providerText?: string): string {
+  if (paise >= 0) return formatAmount(paise);
+  return providerText === undefined ? 'an unreadable amount' : `an unreadable amount (${providerText})`;
 }
