@@ -241,8 +241,8 @@ export class FakeCashfree {
       if (!t)
         return reply(404, {
           type: 'invalid_request_error',
-          code: 'transfer_not_found',
-          message: 'Transfer not found',
+          code: 'transfer_id_not_found',
+          message: 'transfer_id does not exist',
         });
       return reply(200, this.view(t));
     }

@@ -360,7 +360,9 @@ export class FakeSetu {
       if (!held) return reply(404, { code: 'not-found', detail: 'no such vpa' });
       return reply(200, this.vpaView(held));
     }
-    reply(404, { code: 'not-found', detail: `no route ${method} ${path}` });
+    // A path Setu does not serve gets its HTTP server's bare answer, not Setu's error body.
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end('404 page not found\n');
   }
 
   private paymentView(p: FakePayment): Record<string, unknown> {
