@@ -4,6 +4,7 @@
  */
 import type { MigrationProvider } from 'kysely';
 import type { DatabaseKind } from './database.ts';
+import { livePayins } from './live-payins.migration.ts';
 import { coreMigrations } from './migrations.ts';
 import { refunds } from './refunds.migration.ts';
 import { webhookSecrets } from './webhook-secrets.migration.ts';
@@ -14,6 +15,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
     async getMigrations() {
       return {
         ...coreMigrations(kind),
+        '0007_live_payins': livePayins(),
         '0008_refunds': refunds(kind),
         '0009_webhook_secrets': webhookSecrets(),
         '0012_reconciliation': reconciliation(kind),
