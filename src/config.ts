@@ -45,6 +45,9 @@ export interface Config {
   readonly channelTimeoutMs: number;
   /** How long to wait for a channel's notification before asking the channel, in ms. */
   readonly channelPollMs: number;
+  /** Calls per second per process to each provider (a 429 pauses that provider's calls beyond this). */
+  readonly setuMaxRps: number;
+  readonly cashfreeMaxRps: number;
   /** The rails' per-transaction limits for live merchants, in paise (the minimum is 100 on both). */
   readonly liveMaxPayinPaise: number;
   readonly liveMaxPayoutPaise: number;
@@ -266,6 +269,8 @@ export function loadConfig(env: Env = process.env): Config {
     cashfree: cashfreeSettings(env),
     channelTimeoutMs: integer(env, 'CHANNEL_TIMEOUT_MS', 10_000, 100, 120_000),
     channelPollMs: integer(env, 'CHANNEL_POLL_MS', 60_000, 100, 86_400_000),
+    setuMaxRps: integer(env, 'SETU_MAX_RPS', 20, 1, 100_000),
+    cashfreeMaxRps: integer(env, 'CASHFREE_MAX_RPS', 100, 1, 100_000),
     liveMaxPayinPaise: amountSetting(env, 'LIVE_MAX_PAYIN', '100000.00'),
     liveMaxPayoutPaise: amountSetting(env, 'LIVE_MAX_PAYOUT', '500000.00'),
     channelStuckAfterS: integer(env, 'CHANNEL_STUCK_AFTER_S', 86_400, 1),

@@ -50,7 +50,9 @@ export function liveChannels(
   const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
   return {
     setu: config.setu ? new SetuChannel(config.setu, { ...timing, now }) : null,
-    cashfree: config.cashfree ? new CashfreeChannel(config.cashfree, timing) : null,
+    cashfree: config.cashfree
+      ? new CashfreeChannel(config.cashfree, { ...timing, maxRps: config.cashfreeMaxRps })
+      : null,
   };
 }
 

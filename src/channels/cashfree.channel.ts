@@ -18,6 +18,7 @@ import {
 } from './channel.ts';
 import { ChannelHttp, failureOf, providerCode, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
 import { pollDelay } from './setu.channel.ts';
+import { Throttle } from './throttle.ts';
 
 /** Cashfree's code for a transfer_id it does not know (its document's example for GET /transfers). */
 const TRANSFER_NOT_FOUND = 'transfer_id_not_found';
@@ -34,9 +35,9 @@ export class CashfreeChannel implements Channel {
 
   constructor(
     private readonly settings: CashfreeSettings,
-    private readonly options: { timeoutMs: number; pollMs: number },
+    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number },
   ) {
-    this.http = new ChannelHttp(this.name, options.timeoutMs);
+    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
   }
 
   private headers(): Record<string, string> {

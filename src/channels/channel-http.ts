@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { errorKindOf } from '../callbacks/callback.sender.ts';
 import { ChannelFailure } from './channel.ts';
+import { retryAfterMs, type Throttle } from './throttle.ts';
 
 /** Told after each request: its channel, its operation, how it ended and how long it took. */
 export type ChannelObserver = (channel: string, operation: string, outcome: string, seconds: number) => void;
@@ -37,6 +38,8 @@ export class ChannelHttp {
   constructor(
     readonly channel: string,
     private readonly timeoutMs: number,
+    /** The provider's per-process call limit (CASHFREE_MAX_RPS, SETU_MAX_RPS); none when absent. */
+    private readonly throttle: Throttle | null = null,
   ) {
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
@@ -53,6 +56,8 @@ export class ChannelHttp {
    * (nothing was sent), `unknown` when it timed out or broke after the request may have arrived.
    */
   async send(req: ChannelRequest): Promise<ChannelAnswer> {
+    // The wait for a turn is not part of the call: CHANNEL_TIMEOUT_MS starts when the request does.
+    await this.throttle?.take();
     const started = performance.now();
     const done = (outcome: string) =>
       this.observe(this.channel, req.operation, outcome, (performance.now() - started) / 1000);
@@ -79,6 +84,8 @@ export class ChannelHttp {
         throw Object.assign(new Error('answer too large'), { code: 'ERR_ANSWER_TOO_LARGE' });
       }
       const text = await res.body.text();
+      if (res.statusCode === 429) this.throttle?.limited(retryAfterMs(res.headers));
+      else this.throttle?.passed();
       done(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`);
       return { status: res.statusCode, body: parseObject(text) };
     } catch (err) {

@@ -26,6 +26,9 @@ export interface FakeTransfer {
   updated_on: string;
 }
 
+/** A fault to answer with; a 429's `headers` carry its `Retry-After` or `x-ratelimit-retry`. */
+export type CashfreeFault = Fault | { status: number; body?: unknown; headers?: Record<string, string> };
+
 export type Ending = 'SUCCESS' | 'FAILED' | 'REJECTED' | 'REVERSED' | 'never';
 
 export interface CashfreeRequest {
@@ -42,7 +45,7 @@ export class FakeCashfree {
   readonly clientSecret = `cf-secret-${randomBytes(8).toString('hex')}`;
   readonly transfers = new Map<string, FakeTransfer>();
   readonly requests: CashfreeRequest[] = [];
-  readonly faults = new Map<string, Fault[]>();
+  readonly faults = new Map<string, CashfreeFault[]>();
   /** Every POST /transfers that created a transfer, by transfer_id (to prove one transfer per payout). */
   readonly created = new Map<string, number>();
   /** How each new transfer ends, and after how long (ms). */
@@ -86,7 +89,7 @@ export class FakeCashfree {
     };
   }
 
-  fail(operation: 'transfer_create' | 'transfer_read', ...faults: Fault[]): void {
+  fail(operation: 'transfer_create' | 'transfer_read', ...faults: CashfreeFault[]): void {
     this.faults.set(operation, [...(this.faults.get(operation) ?? []), ...faults]);
   }
 
@@ -193,9 +196,10 @@ export class FakeCashfree {
     });
     const operation = method === 'POST' ? 'transfer_create' : 'transfer_read';
     const fault = this.faults.get(operation)?.shift();
-    const reply = (status: number, json: unknown) => {
+    const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;
       res.writeHead(status, {
+        ...headers,
         'content-type': 'application/json',
         // The document declares this header with the single value 2022-09-01.
         'x-api-version': '2022-09-01',
@@ -219,6 +223,7 @@ export class FakeCashfree {
       return reply(
         fault.status,
         fault.body ?? { type: 'api_error', code: `fault_${fault.status}`, message: 'injected' },
+        'headers' in fault ? fault.headers : {},
       );
 
     if (req.headers['x-client-id'] !== this.clientId || req.headers['x-client-secret'] !== this.clientSecret)

@@ -1,0 +1,94 @@
+/**
+ * The per-provider call limit (CASHFREE_MAX_RPS) and the pause a 429 asks for, against the fake
+ * Cashfree over real HTTP, on both databases: calls are spaced to the limit, a 429 holds every
+ * call back for its `Retry-After` or `x-ratelimit-retry`, and the payouts behind them still go out,
+ * each exactly once. A 429 is not in Cashfree's document: no spec proxy here.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { retryAfterMs, Throttle } from '../src/channels/throttle.ts';
+import { DATABASES } from './support/databases.ts';
+import { skipFor } from './support/harness.ts';
+import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
+
+let n = 0;
+async function payout(live: LiveGateway, amount: number) {
+  const res = await live.post('/payments/payout', {
+    money: { amount },
+    merchant_order_no: `thr-${process.pid}-${++n}`,
+    receiver: RECEIVER,
+  });
+  assert.equal(res.status, 200, res.text);
+  return res.body.payment_id as string;
+}
+
+describe('retryAfterMs', () => {
+  it('reads Retry-After in seconds or as a date, then x-ratelimit-retry, else nothing', () => {
+    const now = Date.parse('2026-11-25T10:00:00Z');
+    assert.equal(retryAfterMs({ 'retry-after': '3' }, now), 3000);
+    assert.equal(retryAfterMs({ 'retry-after': 'Wed, 25 Nov 2026 10:00:07 GMT' }, now), 7000);
+    assert.equal(retryAfterMs({ 'x-ratelimit-retry': '4' }, now), 4000);
+    assert.equal(retryAfterMs({ 'retry-after': '2', 'x-ratelimit-retry': '9' }, now), 2000);
+    assert.equal(retryAfterMs({ 'x-ratelimit-retry': '0' }, now), null);
+    assert.equal(retryAfterMs({}, now), null);
+  });
+
+  it('backs off 1 s, 2 s, 4 s when a 429 says nothing, and from 1 s again after another answer', () => {
+    let now = 0;
+    const t = new Throttle(10, () => now);
+    const pausedFor = () => (t as unknown as { pausedUntil: number }).pausedUntil - now;
+    t.limited(null);
+    assert.equal(pausedFor(), 1000);
+    t.limited(null);
+    assert.equal(pausedFor(), 2000);
+    t.limited(null);
+    assert.equal(pausedFor(), 4000);
+    now += 10_000;
+    t.passed();
+    t.limited(null);
+    assert.equal(pausedFor(), 1000);
+  });
+});
+
+for (const kind of DATABASES) {
+  describe(`Cashfree calls throttled on ${kind}`, { skip: await skipFor(kind) }, () => {
+    const live = useLive(kind, { CASHFREE_MAX_RPS: '5' });
+    afterEach(async () => live().ledgerOk());
+
+    it('starts at most CASHFREE_MAX_RPS calls in any second, and every payout goes out once', async () => {
+      const l = live();
+      const from = l.cashfree.requests.length;
+      const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => payout(l, 10 + i)));
+      for (const id of ids) await l.waitStatus('payout', id, 'SUCCESS', 20_000);
+      const at = l.cashfree.requests.slice(from).map((r) => r.at);
+      assert.ok(at.length >= 12);
+      // Any six calls in a row span at least a second (5 % slack: the fake stamps a call when its body has arrived).
+      for (let i = 0; i + 5 < at.length; i++)
+        assert.ok(at[i + 5]! - at[i]! >= 950, `calls ${i}..${i + 5} within ${at[i + 5]! - at[i]!} ms`);
+      for (const id of ids) assert.equal(l.cashfree.created.get(id), 1);
+    });
+
+    for (const header of ['retry-after', 'x-ratelimit-retry'] as const) {
+      it(`pauses every call for the ${header} of a 429, then sends the payout once`, async () => {
+        const l = live();
+        l.cashfree.fail('transfer_create', {
+          status: 429,
+          body: { type: 'rate_limit_error', code: 'too_many_requests', message: 'slow down' },
+          headers: { [header]: '2' },
+        });
+        const from = l.cashfree.requests.length;
+        const id = await payout(l, 31);
+        await l.waitStatus('payout', id, 'SUCCESS', 20_000);
+        const [limited, next] = l.cashfree.requests.slice(from);
+        assert.ok(limited && next);
+        assert.ok(
+          next.at - limited.at >= 1990,
+          `the next call came ${next.at - limited.at} ms after the 429`,
+        );
+        const posts = l.cashfree.requests.filter((r) => r.method === 'POST' && r.body?.transfer_id === id);
+        assert.equal(posts.length, 2);
+        assert.equal(l.cashfree.created.get(id), 1);
+      });
+    }
+  });
+}
