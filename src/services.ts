@@ -49,7 +49,7 @@ export function liveChannels(
 ): { setu: SetuChannel | null; cashfree: CashfreeChannel | null } {
   const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
   return {
-    setu: config.setu ? new SetuChannel(config.setu, { ...timing, now }) : null,
+    setu: config.setu ? new SetuChannel(config.setu, { ...timing, maxRps: config.setuMaxRps, now }) : null,
     cashfree: config.cashfree
       ? new CashfreeChannel(config.cashfree, { ...timing, maxRps: config.cashfreeMaxRps })
       : null,

@@ -16,6 +16,7 @@ import {
   type PayoutState,
 } from './channel.ts';
 import { ChannelHttp, failureOf, providerCode, type ChannelAnswer } from './channel-http.ts';
+import { Throttle } from './throttle.ts';
 
 /** Setu's tokens live 300 s; a new one is fetched in the fourth minute. */
 export const SETU_TOKEN_REFRESH_MS = 240_000;
@@ -33,9 +34,9 @@ export class SetuChannel implements Channel {
 
   constructor(
     private readonly settings: SetuSettings,
-    private readonly options: { timeoutMs: number; pollMs: number; now?: () => number },
+    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number; now?: () => number },
   ) {
-    this.http = new ChannelHttp(this.name, options.timeoutMs);
+    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
   }
 
   private get now(): number {

@@ -15,7 +15,8 @@ export function fakeSetuSignature(raw: string, secret: string): string {
   return createHmac('sha256', secret).update(raw, 'utf8').digest('base64');
 }
 
-export type Fault = { status: number; body?: unknown } | { delayMs: number } | 'reset';
+export type Fault =
+  { status: number; body?: unknown; headers?: Record<string, string> } | { delayMs: number } | 'reset';
 
 export interface FakeQr {
   id: string;
@@ -58,6 +59,8 @@ export interface SetuRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: any;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 const MERCHANT_ID = '01HZPAYGATEFAKEMERCHANT0001';
@@ -241,7 +244,7 @@ export class FakeSetu {
     }
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
-    this.requests.push({ method, path, headers: req.headers, body });
+    this.requests.push({ method, path, headers: req.headers, body, at: Date.now() });
     const operation = operationOf(method, path);
     const fault = this.faults.get(operation)?.shift();
     if (fault === 'reset') {
@@ -249,13 +252,17 @@ export class FakeSetu {
       return;
     }
     if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
-    const reply = (status: number, json: unknown) => {
+    const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;
-      res.writeHead(status, { 'content-type': 'application/json', requestId: randomUUID() });
+      res.writeHead(status, { 'content-type': 'application/json', requestId: randomUUID(), ...headers });
       res.end(JSON.stringify(json));
     };
     if (fault && 'status' in fault)
-      return reply(fault.status, fault.body ?? { code: `fault-${fault.status}`, detail: 'injected' });
+      return reply(
+        fault.status,
+        fault.body ?? { code: `fault-${fault.status}`, detail: 'injected' },
+        fault.headers,
+      );
 
     if (operation === 'login') {
       this.logins++;
