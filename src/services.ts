@@ -78,7 +78,7 @@ export function buildServices(config: Config, database: Database, now: () => num
   });
   const outcomes = new ChannelOutcomes(db, settlement, now);
   return {
-    merchants: new MerchantService(db, now, config.webhookSecretOverlapS),
+    merchants: new MerchantService(db, now, config.webhookSecretOverlapS, setu),
     wallets: new WalletService(db, now),
     payins: new PayinService(database, config, channelFor, now),
     payouts: new PayoutService(database, config, channelFor, now),

@@ -174,6 +174,45 @@ describe('live pay-ins against the fake Setu behind its document', { skip }, () 
         assert.match(e!.detail, /unreadable amount \(12000\.5\)/);
         assert.equal((await l.status('payin', id)).status, 'PENDING');
       });
+      it("registers a live merchant's UPI id with Setu, or refuses the merchant with VPA_NOT_ROUTABLE", async () => {
+        const l = live();
+        const merchants = l.gw.paygate.services.merchants;
+        const named = async (vpa: string) =>
+          (await l.gw.database.db.selectFrom('merchants').select('id').where('vpa', '=', vpa).execute())
+            .length;
+        const refusal = async (input: { vpa: string; setuVpaId?: string }, code = 'VPA_NOT_ROUTABLE') => {
+          await assert.rejects(
+            merchants.create({ name: 'Refused Shop', live: true, ...input }),
+            (err: any) => {
+              assert.equal(err.errorCode, code, err.message);
+              assert.ok(err.message.includes(input.vpa));
+              return true;
+            },
+          );
+          assert.equal(await named(input.vpa), 0, 'no merchant was created');
+        };
+
+        const fresh = `fresh.${kind}@pineaxis`;
+        await merchants.create({ name: 'Fresh Shop', live: true, vpa: fresh });
+        assert.equal([...setu.vpas.values()].find((v) => v.vpa === fresh)?.status, 'active');
+        assert.equal(await named(fresh), 1);
+
+        const taken = `taken.${kind}@pineaxis`;
+        setu.takenVpas.add(taken);
+        await refusal({ vpa: taken });
+
+        const held = setu.holdVpa(`held.${kind}@pineaxis`);
+        await refusal({ vpa: held.vpa });
+        await refusal({ vpa: held.vpa, setuVpaId: '01JD3Q2W1A7B9C3D5E7F9G1H3J' });
+        await refusal({ vpa: `other.${kind}@pineaxis`, setuVpaId: held.id });
+        const inactive = setu.holdVpa(`inactive.${kind}@pineaxis`, 'inactive');
+        await refusal({ vpa: inactive.vpa, setuVpaId: inactive.id });
+        await merchants.create({ name: 'Held Shop', live: true, vpa: held.vpa, setuVpaId: held.id });
+        assert.equal(await named(held.vpa), 1);
+
+        setu.fail('vpa_availability', { status: 500, body: { code: 'internal-error', detail: 'down' } });
+        await refusal({ vpa: `later.${kind}@pineaxis` }, 'CHANNEL_UNAVAILABLE');
+      });
     });
 
     describe(

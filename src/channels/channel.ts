@@ -162,3 +162,16 @@ export interface Channel {
 export interface SettlementSink {
   settle(paymentId: string, outcome: FinalOutcome, source: string): Promise<{ changed: boolean }>;
 }
+
+/** Whether a UPI id can receive a live merchant's pay-ins: registered (or held) and active at the channel. */
+export type VpaRegistration = { routable: true; id: string } | { routable: false; reason: string };
+
+/**
+ * Where a live merchant's UPI id is registered before the merchant is created (Setu: each
+ * merchant's UPI id lives under Paygate's Setu merchant). Throws `ChannelFailure` when the channel
+ * could not be asked.
+ */
+export interface VpaRegistry {
+  /** Registers `vpa`, or, with `heldId`, checks the registration the channel already holds under that id. */
+  register(vpa: string, opts: { referenceId: string; heldId?: string }): Promise<VpaRegistration>;
+}

@@ -14,6 +14,8 @@ import {
   type PayinInstructions,
   type PayinOpening,
   type PayoutState,
+  type VpaRegistration,
+  type VpaRegistry,
 } from './channel.ts';
 import { ChannelHttp, failureOf, providerCode, type ChannelAnswer } from './channel-http.ts';
 import { Throttle } from './throttle.ts';
@@ -24,7 +26,7 @@ export const SETU_TOKEN_REFRESH_MS = 240_000;
 /** A UPI reference: the 12 digits NPCI gives a payment. */
 const RRN = /^\d{12}$/;
 
-export class SetuChannel implements Channel {
+export class SetuChannel implements Channel, VpaRegistry {
   readonly name = 'setu';
   readonly live = true;
   readonly opensRemotely = true;
@@ -206,6 +208,43 @@ export class SetuChannel implements Channel {
     return payments.filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null);
   }
 
+  /**
+   * A live merchant's UPI id under Paygate's Setu merchant: asked for with `/vpas/availability`,
+   * then registered (`POST /vpas`); routable only when Setu answers it active. A UPI id Setu holds
+   * already is checked by its id instead (`GET /vpas/{id}`): it must be this UPI id, and active.
+   */
+  async register(vpa: string, opts: { referenceId: string; heldId?: string }): Promise<VpaRegistration> {
+    if (opts.heldId !== undefined) {
+      const held = await this.call(
+        'vpa_read',
+        'GET',
+        `/api/v1/merchants/vpas/${encodeURIComponent(opts.heldId)}`,
+      );
+      if (held.status === 404 || held.status === 400)
+        return { routable: false, reason: `Setu holds no UPI id under ${opts.heldId}` };
+      if (held.status !== 200 || !held.body) throw failureOf(this.name, 'vpa_read', held);
+      return activeVpa(held.body, vpa, `the UPI id Setu holds under ${opts.heldId}`);
+    }
+    const free = await this.call('vpa_availability', 'POST', '/api/v1/merchants/vpas/availability', { vpa });
+    if (free.status === 400) return { routable: false, reason: `Setu refuses it (${providerCode(free)})` };
+    if (free.status !== 200 || !free.body) throw failureOf(this.name, 'vpa_availability', free);
+    if (free.body.availabilityStatus !== 'available')
+      return {
+        routable: false,
+        reason:
+          'Setu says it is not available; if Setu already holds it for Paygate, give its id with --setu-vpa-id',
+      };
+    const made = await this.call('vpa_register', 'POST', '/api/v1/merchants/vpas', {
+      vpa,
+      referenceId: opts.referenceId,
+    });
+    if (made.status === 400)
+      return { routable: false, reason: `Setu refused to register it (${providerCode(made)})` };
+    if ((made.status !== 200 && made.status !== 201) || !made.body)
+      throw failureOf(this.name, 'vpa_register', made);
+    return activeVpa(made.body, vpa, 'the UPI id Setu registered');
+  }
+
   async submitPayout(): Promise<PayoutState> {
     throw new ChannelFailure('rejected', this.name, 'payouts_not_supported', 'setu carries pay-ins only');
   }
@@ -241,6 +280,20 @@ export class SetuChannel implements Channel {
       );
     return `login at ${new URL(this.settings.authUrl).host} ok; ${host} answers for merchant ${this.settings.merchantId}`;
   }
+}
+
+/** A Setu UPI id resource that is `vpa` and active, or why not. */
+function activeVpa(body: Record<string, unknown>, vpa: string, what: string): VpaRegistration {
+  const id = typeof body.id === 'string' ? body.id : '';
+  const held = typeof body.vpa === 'string' ? body.vpa.toLowerCase() : '';
+  if (held !== vpa.toLowerCase())
+    return { routable: false, reason: `${what} is ${held || 'unnamed'}, not ${vpa}` };
+  if (body.status !== 'active' || !id)
+    return {
+      routable: false,
+      reason: `${what} is ${String(body.status ?? 'of unknown status')}, not active`,
+    };
+  return { routable: true, id };
 }
 
 /** A payment the customer started that the bank has not finished: the pay-in waits for it. */
