@@ -61,7 +61,12 @@ describe('paygate channels check against the fakes behind their documents', { sk
   const check = async (overrides: Record<string, string>) => {
     const r = await cliAsync(['channels', 'check', '--json'], { ...env, ...overrides });
     const results = (r.json?.channels ?? []) as { channel: string; ok: boolean; detail: string }[];
-    return { status: r.status, by: new Map(results.map((c) => [c.channel, c])), out: r.stdout + r.stderr };
+    return {
+      status: r.status,
+      by: new Map(results.map((c) => [c.channel, c])),
+      warnings: r.json?.warnings as string[] | undefined,
+      out: r.stdout + r.stderr,
+    };
   };
 
   it('passes when both providers answer as their documents say, naming the hosts', async () => {
@@ -119,6 +124,63 @@ describe('paygate channels check against the fakes behind their documents', { sk
       assert.equal(r.by.get(other)?.ok, true, 'the other channel still passes');
       assert.ok(r.by.get(channel)!.detail.includes(new URL(host()).host), r.by.get(channel)!.detail);
       assert.ok(!r.out.includes('wrong'), 'a secret is not echoed');
+    });
+  }
+
+  it('warns, without failing, when PUBLIC_URL cannot receive the notifications', async () => {
+    const local = await check({ PUBLIC_URL: 'http://localhost:8090' });
+    assert.equal(local.status, 0, local.out);
+    assert.equal(local.warnings?.length, 1, local.out);
+    assert.match(local.warnings![0]!, /PUBLIC_URL http:\/\/localhost:8090 cannot receive .* not https/);
+    const human = await cliAsync(['channels', 'check'], { ...env, PUBLIC_URL: 'http://localhost:8090' });
+    assert.match(human.stdout, /warning: PUBLIC_URL http:\/\/localhost:8090/);
+    const good = await check({ PUBLIC_URL: 'https://pay.shop.in' });
+    assert.deepEqual(good.warnings, []);
+  });
+
+  for (const kind of DATABASES) {
+    it(`paygate merchant create --live on ${kind}: registers the UPI id, takes --setu-vpa-id, or exits 1 with VPA_NOT_ROUTABLE`, async (t) => {
+      const databaseSkip = await skipFor(kind);
+      if (databaseSkip) return t.skip(databaseSkip);
+      const db = await createDatabase(kind);
+      const create = (...args: string[]) =>
+        cliAsync(['merchant', 'create', '--name', 'Live Shop', '--live', ...args, '--json'], {
+          ...env,
+          DATABASE_URL: db.url,
+        });
+      try {
+        const fresh = await create('--vpa', `cli.${kind}@pineaxis`);
+        assert.equal(fresh.status, 0, fresh.stdout + fresh.stderr);
+        assert.equal(fresh.json.mode, 'live');
+        const taken = `cli.taken.${kind}@pineaxis`;
+        setu.takenVpas.add(taken);
+        const refused = await create('--vpa', taken);
+        assert.equal(refused.status, 1, refused.stdout);
+        assert.equal(refused.json.error.code, 'VPA_NOT_ROUTABLE');
+        assert.match(refused.json.error.message, new RegExp(`${taken}.*--setu-vpa-id`));
+        const human = await cliAsync(
+          ['merchant', 'create', '--name', 'Live Shop', '--live', '--vpa', taken],
+          {
+            ...env,
+            DATABASE_URL: db.url,
+          },
+        );
+        assert.equal(human.status, 1);
+        assert.equal(human.stderr.trim().split('\n').length, 1, 'one clear line');
+        const held = setu.holdVpa(`cli.held.${kind}@pineaxis`);
+        const withId = await create('--vpa', held.vpa, '--setu-vpa-id', held.id);
+        assert.equal(withId.status, 0, withId.stdout + withId.stderr);
+        const usage = await cliAsync(
+          ['merchant', 'create', '--name', 'Shop', '--vpa', 'a@b', '--setu-vpa-id', held.id, '--json'],
+          { ...env, DATABASE_URL: db.url },
+        );
+        assert.equal(usage.status, 2, 'a Setu id without --live is a usage error');
+        const list = await cliAsync(['merchant', 'list', '--json'], { ...env, DATABASE_URL: db.url });
+        const vpas = (list.json.merchants as { vpa: string }[]).map((m) => m.vpa);
+        assert.ok(vpas.includes(held.vpa) && !vpas.includes(taken), JSON.stringify(vpas));
+      } finally {
+        await db.drop();
+      }
     });
   }
 

@@ -9,7 +9,25 @@ import { describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
 import { fakeSetuSignature } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
-import { useLive } from './support/live.ts';
+import { useLive, type LiveGateway } from './support/live.ts';
+import { AccountService } from '../src/dashboard/accounts.service.ts';
+
+const PASSWORD = 'correct horse battery';
+
+/** Signs an operator in to the console over inject, as a browser would; answers its session cookie. */
+async function operatorSession(l: LiveGateway, email: string): Promise<string> {
+  const form = await l.gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+  const token = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
+  const res = await l.gw.app.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
+    payload: new URLSearchParams({ email, password: PASSWORD, csrf: token }).toString(),
+  });
+  assert.equal(res.statusCode, 303, res.body.slice(0, 500));
+  const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  return cookies.find((c) => c.startsWith('paygate_session='))!.split(';')[0]!;
+}
 
 const metricValue = (text: string, line: string) => {
   const found = text.split('\n').find((l) => l.startsWith(`${line} `));
@@ -56,6 +74,36 @@ for (const kind of DATABASES) {
         metricValue(after, 'paygate_channel_last_notification_timestamp_seconds{channel="cashfree"}'),
         null,
       );
+    });
+
+    it("shows operators each channel's last verified notification, and an unreadable amount as such", async () => {
+      const l = live();
+      const accounts = new AccountService(l.gw.database.db);
+      const email = `ops-${kind}@example.com`;
+      await accounts.createUser({ email, role: 'operator', merchantId: null, password: PASSWORD });
+      const created = await l.post('/payments/onsite/payin', {
+        money: { amount: 120 },
+        merchant_order_no: `console-${kind}`,
+      });
+      assert.equal(created.status, 200, created.text);
+      const qr = l.setu.qrFor(created.body.payment_id)!;
+      const payment = await l.setu.pay(created.body.payment_id, { notify: false, keepActive: true });
+      const raw = JSON.stringify({ ...l.setu.event('payment.success', qr, payment), amount: '120.00' });
+      assert.equal(await l.setu.send(raw), 200);
+      const cookie = await operatorSession(l, email);
+      const page = await l.gw.app.inject({
+        method: 'GET',
+        url: '/dashboard/exceptions',
+        headers: { cookie },
+      });
+      assert.equal(page.statusCode, 200);
+      const card =
+        /<section class="card" aria-labelledby="notified-h">.*?<\/section>/s.exec(page.body)?.[0] ?? '';
+      const setuAt = /<dt>setu<\/dt><dd><time datetime="([^"]+)"/.exec(card)?.[1];
+      assert.ok(setuAt && Math.abs(Date.parse(setuAt) - Date.now()) < 60_000, card);
+      assert.match(card, /<dt>cashfree<\/dt><dd>none yet<\/dd>/, card);
+      assert.ok(page.body.includes('unreadable (&quot;120.00&quot;)'), 'the amount Setu sent, as it sent it');
+      assert.ok(!page.body.includes('-0.01'));
     });
 
     it('counts bad signatures against the failed-authentication limit: 429 after 60, for API keys too', async () => {

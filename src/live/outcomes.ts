@@ -61,6 +61,7 @@ export class ChannelOutcomes {
         reference,
         outcome.amount,
         `paid ${paiseText(outcome.amount, outcome.amountText)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
+        outcome.amountText,
       );
       return;
     }
@@ -205,6 +206,7 @@ export class ChannelOutcomes {
     reference: string,
     amount: number | null,
     detail: string,
+    amountText?: string,
   ): Promise<void> {
     await recordException(
       s.tx,
@@ -215,6 +217,7 @@ export class ChannelOutcomes {
         paymentId: txn.payment_id,
         reference,
         amount: amount !== null && amount < 0 ? null : amount,
+        amountText: amount !== null && amount < 0 ? (amountText ?? 'unreadable') : null,
         detail,
       },
       this.now(),
