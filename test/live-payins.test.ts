@@ -32,7 +32,7 @@ const pageOf = (l: LiveGateway, id: string) => fetch(`${l.gw.baseUrl}/pay/${id}`
 const exceptionRow = (l: LiveGateway, id: string) =>
   l.gw.database.db
     .selectFrom('channel_exceptions')
-    .select(['kind', 'amount', 'detail', 'reference'])
+    .select(['kind', 'amount', 'amount_text', 'detail', 'reference'])
     .where('payment_id', '=', id)
     .execute();
 
@@ -171,6 +171,7 @@ describe('live pay-ins against the fake Setu behind its document', { skip }, () 
         const [e] = await exceptionRow(l, id);
         assert.equal(e!.kind, 'amount_mismatch');
         assert.equal(e!.amount, null);
+        assert.equal(e!.amount_text, '12000.5');
         assert.match(e!.detail, /unreadable amount \(12000\.5\)/);
         assert.equal((await l.status('payin', id)).status, 'PENDING');
       });
