@@ -17,11 +17,9 @@ import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
 import { cliAsync, spawnServer } from './support/process.ts';
-import { CASHFREE_SPEC, SETU_SPEC, specSkip, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
+import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 
-const skip = specSkip();
-
-describe('paygate channels check against the fakes behind their documents', { skip }, () => {
+describe('paygate channels check against the fakes behind their documents', () => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
   let setuProxy: SpecProxy;

@@ -12,9 +12,8 @@ import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
 import { LIVE_VPA, until, useLive, type LiveGateway } from './support/live.ts';
-import { SETU_SPEC, specSkip, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
+import { SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 
-const skip = specSkip();
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
 
 let n = 0;
@@ -36,7 +35,7 @@ const exceptionRow = (l: LiveGateway, id: string) =>
     .where('payment_id', '=', id)
     .execute();
 
-describe('live pay-ins against the fake Setu behind its document', { skip }, () => {
+describe('live pay-ins against the fake Setu behind its document', () => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
   let proxy: SpecProxy;
@@ -54,7 +53,7 @@ describe('live pay-ins against the fake Setu behind its document', { skip }, () 
   });
 
   for (const kind of DATABASES) {
-    describe(`on ${kind}`, { skip: skip || databaseSkip[kind] }, () => {
+    describe(`on ${kind}`, { skip: databaseSkip[kind] }, () => {
       const shared = () => ({ fakes: { setu, cashfree }, proxies: { setu: proxy.url } });
       const env = { PAYIN_EXPIRY_S: '2', CHANNEL_POLL_MS: '300', CHANNEL_TIMEOUT_MS: '5000' };
       const live = useLive(kind, env, shared);
@@ -218,7 +217,7 @@ describe('live pay-ins against the fake Setu behind its document', { skip }, () 
 
     describe(
       `a payment in progress past CHANNEL_STUCK_AFTER_S on ${kind}`,
-      { skip: skip || databaseSkip[kind] },
+      { skip: databaseSkip[kind] },
       () => {
         const live = useLive(
           kind,
