@@ -21,8 +21,10 @@ import {
   exceptionMetrics,
   httpMetrics,
   type Metrics,
+  notificationMetrics,
 } from './http/metrics.ts';
 import { notificationRoutes } from './live/notifications.routes.ts';
+import { lastNotifications } from './live/notifications.repository.ts';
 import {
   API_HEADERS,
   clientErrorHandler,
@@ -241,9 +243,11 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   });
 
   const schemas = commonSchemas(config);
+  // One count of failed authentications per client address: bad API keys and bad channel signatures.
+  const authFailures = new AuthFailureLimit(now);
   await app.register(async (api) => {
     registerJsonParser(api);
-    api.addHook('onRequest', authHook(services.merchants, new AuthFailureLimit(now)));
+    api.addHook('onRequest', authHook(services.merchants, authFailures));
     if (config.rateLimitPerMinute > 0) {
       await api.register(rateLimit, {
         max: config.rateLimitPerMinute,
@@ -263,7 +267,11 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     await api.register(callbackRoutes, { callbacks: services.callbacks });
   });
   // The providers' notifications: no API key (the signature is the authentication), raw bodies.
-  await app.register(notificationRoutes, { notifications: services.notifications });
+  await app.register(notificationRoutes, {
+    notifications: services.notifications,
+    failures: authFailures,
+    count: notificationMetrics(metrics, () => lastNotifications(database.db, ['setu', 'cashfree'])),
+  });
 
   return { app, services, worker, dispatcher, metrics, config, database };
 }

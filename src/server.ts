@@ -9,6 +9,7 @@ import { buildApp, type Paygate } from './app.ts';
 import { createLogger } from './logger.ts';
 import { ReconcileScheduler } from './reconcile/reconcile.scheduler.ts';
 import { ReconcileService } from './reconcile/reconcile.service.ts';
+import { notificationReachWarning } from './live/public-url.ts';
 
 export interface RunningServer {
   paygate: Paygate;
@@ -65,6 +66,9 @@ export async function startServer(
     const created = await services.merchants.createIfNone({ name: 'Sandbox Merchant' }, database);
     if (created) (options.print ?? console.log)(firstRunBanner(config, created));
   }
+
+  const unreachable = notificationReachWarning(config);
+  if (unreachable) logger.warn({ public_url: config.publicUrl }, unreachable);
 
   const address = await app.listen({ port: config.port, host: config.host });
   worker.start();

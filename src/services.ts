@@ -49,7 +49,7 @@ export function liveChannels(
 ): { setu: SetuChannel | null; cashfree: CashfreeChannel | null } {
   const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
   return {
-    setu: config.setu ? new SetuChannel(config.setu, { ...timing, now }) : null,
+    setu: config.setu ? new SetuChannel(config.setu, { ...timing, maxRps: config.setuMaxRps, now }) : null,
     cashfree: config.cashfree
       ? new CashfreeChannel(config.cashfree, { ...timing, maxRps: config.cashfreeMaxRps })
       : null,
@@ -78,7 +78,7 @@ export function buildServices(config: Config, database: Database, now: () => num
   });
   const outcomes = new ChannelOutcomes(db, settlement, now);
   return {
-    merchants: new MerchantService(db, now, config.webhookSecretOverlapS),
+    merchants: new MerchantService(db, now, config.webhookSecretOverlapS, setu),
     wallets: new WalletService(db, now),
     payins: new PayinService(database, config, channelFor, now),
     payouts: new PayoutService(database, config, channelFor, now),

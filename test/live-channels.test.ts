@@ -10,7 +10,7 @@ import { afterEach, describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
 import { skipFor } from './support/harness.ts';
 import { LIVE_VPA, RECEIVER, until, useLive, type LiveGateway } from './support/live.ts';
-import { setuSignature } from '../src/live/signatures.ts';
+import { fakeSetuSignature } from './support/fake-setu.ts';
 
 let n = 0;
 const order = (prefix: string) => `${prefix}-${process.pid}-${++n}`;
@@ -163,7 +163,7 @@ for (const kind of DATABASES) {
       } as const;
       const raw = JSON.stringify(l.setu.event('payment.success', qr, fake));
       const before = await eventCount(l);
-      assert.equal(await l.setu.send(raw, setuSignature(raw, 'not-the-secret')), 401);
+      assert.equal(await l.setu.send(raw, fakeSetuSignature(raw, 'not-the-secret')), 401);
       assert.equal(await l.setu.send(raw, ''), 401);
       const res = await fetch(l.setu.notifyUrl, {
         method: 'POST',
@@ -297,14 +297,14 @@ for (const kind of DATABASES) {
       const paid = await l.setu.pay(created.payment_id, { notify: false });
       const done = await l.waitStatus('payin', created.payment_id, 'SUCCESS', 5000);
       assert.equal(done.utr, paid.rrn);
-      assert.ok(l.setu.count('payment_read') >= 1);
+      assert.ok(l.setu.count('payment_last') >= 1);
     });
 
     it('asks Setu at expiry, after polls that failed, and a payment found then wins', async () => {
       const l = live();
       const created = await payin(l, 'onsite');
-      // Paid, but its QR still shows active until read: no notification, and polls fail until expiry.
-      l.setu.fail('dqr_read', { status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });
+      // Paid, without a notification, and polls fail until expiry.
+      l.setu.fail('payment_last', { status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });
       const paid = await l.setu.pay(created.payment_id, { notify: false, keepActive: true });
       const done = await l.waitStatus('payin', created.payment_id, 'SUCCESS', 8000);
       assert.equal(done.utr, paid.rrn);

@@ -69,10 +69,14 @@ for (const kind of DATABASES) {
       };
       const created = cli(['merchant', 'create', '--name', 'Live Shop', '--live', '--json'], env);
       assert.equal(created.status, 2, 'a live merchant needs --vpa');
-      const merchant = cli(
-        ['merchant', 'create', '--name', 'Live Shop', '--live', '--vpa', 'shop.e2e@pineaxis', '--json'],
-        env,
+      // Asynchronously: creating a live merchant registers its UPI id with the fake Setu in this process.
+      const merchant = (
+        await cliAsync(
+          ['merchant', 'create', '--name', 'Live Shop', '--live', '--vpa', 'shop.e2e@pineaxis', '--json'],
+          env,
+        )
       ).json;
+      assert.equal([...setu.vpas.values()].find((v) => v.vpa === 'shop.e2e@pineaxis')?.status, 'active');
       key = merchant.api_key;
       merchantId = merchant.merchant_id;
       receiver = await startReceiver({ secret: merchant.webhook_secret });

@@ -20,6 +20,9 @@ import { ChannelHttp, failureOf, providerCode, rupeesToPaise, type ChannelAnswer
 import { pollDelay } from './setu.channel.ts';
 import { Throttle } from './throttle.ts';
 
+/** Cashfree's code for a transfer_id it does not know (its document's example for GET /transfers). */
+const TRANSFER_NOT_FOUND = 'transfer_id_not_found';
+
 export const CASHFREE_API_VERSION = '2024-01-01';
 
 /** Statuses that end a transfer unpaid (REVERSED is apart: see `cashfreeState`). */
@@ -182,11 +185,23 @@ export class CashfreeChannel implements Channel {
     return pollDelay(this.options.pollMs, ageMs);
   }
 
-  /** Tries the credentials: a read of a transfer that does not exist (404 is the good answer). */
+  /**
+   * Tries the settings as Cashfree's document says they should answer: a read of a transfer that
+   * does not exist is 404 with its not-found code. Anything else (a 404 of a wrong host or path, a
+   * refusal of the keys, the IP allow-list or the 2FA signature) fails, naming the host.
+   */
   async check(): Promise<string> {
-    const answer = await this.readTransfer('check', 'paygate_check');
-    if (answer.status === 401 || answer.status === 403) throw failureOf(this.name, 'check', answer);
-    return `credentials accepted; Payouts answered ${answer.status}`;
+    const host = new URL(this.settings.baseUrl).host;
+    const answer = await this.readTransfer('check', 'paygate_check_unknown_transfer');
+    if (answer.status !== 404 || answer.body?.code !== TRANSFER_NOT_FOUND)
+      throw new ChannelFailure(
+        answer.status === 401 || answer.status === 403 ? 'unavailable' : 'rejected',
+        this.name,
+        providerCode(answer),
+        `cashfree at ${host}: a read of an unknown transfer answered HTTP ${answer.status} ${providerCode(answer)}, ` +
+          `not Cashfree's 404 ${TRANSFER_NOT_FOUND} (check CASHFREE_BASE_URL, the keys and the 2FA settings)`,
+      );
+    return `credentials accepted; ${host} answers Payouts API 2024-01-01`;
   }
 }
 

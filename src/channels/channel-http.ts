@@ -108,7 +108,7 @@ export class ChannelHttp {
         sent ? 'unknown' : 'unavailable',
         this.channel,
         kind,
-        `${this.channel} ${req.operation}: ${kind === 'error' ? 'the request failed' : kind}`,
+        `${this.channel} ${req.operation} at ${hostOf(req.url)}: ${kind === 'error' ? 'the request failed' : kind}`,
       );
     } finally {
       clearTimeout(timer);
@@ -117,6 +117,15 @@ export class ChannelHttp {
 
   async close(): Promise<void> {
     await this.agent.close();
+  }
+}
+
+/** The host a request went to, for messages: an operator must see which address did not answer. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'an unreadable address';
   }
 }
 

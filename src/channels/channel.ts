@@ -11,8 +11,13 @@ export interface FinalOutcome {
   /** The bank's reference (12 digits for UPI and IMPS); "" when the channel has none (a failure). */
   utr: string;
   channelTxnId: string;
-  /** The amount the channel says moved, in paise, when it says; a different amount is not this outcome. */
+  /**
+   * The amount the channel says moved, in paise, when it says; a different amount is not this
+   * outcome. -1 when the channel sent an amount that cannot be read exactly (`amountText` keeps it).
+   */
   amount?: number;
+  /** The channel's own text of an amount that could not be read, for the operator. */
+  amountText?: string;
   /** The provider's id of the payment or transfer behind the outcome, when it has its own. */
   reference?: string;
 }
@@ -140,9 +145,12 @@ export interface Channel {
   payinOutcome(p: OpenPayin): Promise<FinalOutcome | null>;
   /**
    * Closes a pay-in at its expiry, so that nobody can pay it any more, and returns its outcome:
-   * SUCCESS when a payment came after all, else FAILED.
+   * SUCCESS when a payment came after all, FAILED once it is closed and nothing paid it, and null
+   * while a payment the customer started is still in progress (the pay-in stays open for it).
+   * `stuck`: it has waited too long; a payment still in progress no longer keeps it open.
+   * Throws `ChannelFailure` when it could not be closed (it is tried again; nothing is FAILED before).
    */
-  closePayin(p: OpenPayin): Promise<FinalOutcome>;
+  closePayin(p: OpenPayin, opts?: { stuck?: boolean }): Promise<FinalOutcome | null>;
   /**
    * Hands a payout to the bank, with the payment_id as the channel's idempotency key. Answers the
    * channel's reference and, when the channel answered with one at once, the final outcome (a
@@ -160,4 +168,17 @@ export interface Channel {
 /** Where a channel reports a final outcome. The gateway implements it with its one final-status transition. */
 export interface SettlementSink {
   settle(paymentId: string, outcome: FinalOutcome, source: string): Promise<{ changed: boolean }>;
+}
+
+/** Whether a UPI id can receive a live merchant's pay-ins: registered (or held) and active at the channel. */
+export type VpaRegistration = { routable: true; id: string } | { routable: false; reason: string };
+
+/**
+ * Where a live merchant's UPI id is registered before the merchant is created (Setu: each
+ * merchant's UPI id lives under Paygate's Setu merchant). Throws `ChannelFailure` when the channel
+ * could not be asked.
+ */
+export interface VpaRegistry {
+  /** Registers `vpa`, or, with `heldId`, checks the registration the channel already holds under that id. */
+  register(vpa: string, opts: { referenceId: string; heldId?: string }): Promise<VpaRegistration>;
 }

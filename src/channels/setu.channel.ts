@@ -14,8 +14,11 @@ import {
   type PayinInstructions,
   type PayinOpening,
   type PayoutState,
+  type VpaRegistration,
+  type VpaRegistry,
 } from './channel.ts';
-import { ChannelHttp, failureOf, type ChannelAnswer } from './channel-http.ts';
+import { ChannelHttp, failureOf, providerCode, type ChannelAnswer } from './channel-http.ts';
+import { Throttle } from './throttle.ts';
 
 /** Setu's tokens live 300 s; a new one is fetched in the fourth minute. */
 export const SETU_TOKEN_REFRESH_MS = 240_000;
@@ -23,7 +26,7 @@ export const SETU_TOKEN_REFRESH_MS = 240_000;
 /** A UPI reference: the 12 digits NPCI gives a payment. */
 const RRN = /^\d{12}$/;
 
-export class SetuChannel implements Channel {
+export class SetuChannel implements Channel, VpaRegistry {
   readonly name = 'setu';
   readonly live = true;
   readonly opensRemotely = true;
@@ -33,9 +36,9 @@ export class SetuChannel implements Channel {
 
   constructor(
     private readonly settings: SetuSettings,
-    private readonly options: { timeoutMs: number; pollMs: number; now?: () => number },
+    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number; now?: () => number },
   ) {
-    this.http = new ChannelHttp(this.name, options.timeoutMs);
+    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
   }
 
   private get now(): number {
@@ -81,7 +84,9 @@ export class SetuChannel implements Channel {
         'unavailable',
         this.name,
         `login_http_${answer.status}`,
-        `setu login: HTTP ${answer.status}`,
+        `setu login at ${new URL(this.settings.authUrl).host}: HTTP ${answer.status}${
+          answer.status < 300 ? ' without an access_token' : ''
+        }`,
       );
     }
     this.token = { value: token, fetchedAt: this.now };
@@ -134,47 +139,55 @@ export class SetuChannel implements Channel {
     };
   }
 
-  /** The QR's payment, when it was paid: SUCCESS with the rrn as utr. */
+  /** The QR's payment, when one succeeded: SUCCESS with the rrn as utr; null while none did. */
   async payinOutcome(p: OpenPayin): Promise<FinalOutcome | null> {
-    return this.paidOutcome(await this.readQr(p.channelTxnId), p);
+    const last = await this.lastPayment(p.channelTxnId);
+    return last ? setuPaymentOutcome(last, p.channelTxnId) : null;
   }
 
-  /** Closes the QR, then reads it: a payment that came before the close wins. */
-  async closePayin(p: OpenPayin): Promise<FinalOutcome> {
-    const closed = await this.call(
-      'dqr_expire',
-      'PUT',
-      `/api/v1/merchants/dqr/${encodeURIComponent(p.channelTxnId)}/expire`,
-    );
-    // A QR already paid or closed cannot be closed again (4xx): its read below says which it is.
-    if (closed.status >= 500 || closed.status === 429 || closed.status === 401)
+  /**
+   * At expiry: the QR's last payment is read first; a payment in progress keeps the pay-in open
+   * (the customer may have approved it a moment ago), unless it is `stuck`. Otherwise the QR is
+   * closed, and read once more: a payment that came before the close wins.
+   */
+  async closePayin(p: OpenPayin, opts: { stuck?: boolean } = {}): Promise<FinalOutcome | null> {
+    const failed: FinalOutcome = { status: 'FAILED', utr: '', channelTxnId: p.channelTxnId };
+    const before = await this.lastPayment(p.channelTxnId);
+    if (before?.status === 'success') return setuPaymentOutcome(before, p.channelTxnId);
+    if (inProgress(before) && !opts.stuck) return null;
+    await this.closeQr(p.channelTxnId);
+    const after = await this.lastPayment(p.channelTxnId);
+    if (after?.status === 'success') return setuPaymentOutcome(after, p.channelTxnId);
+    if (inProgress(after) && !opts.stuck) return null;
+    return failed;
+  }
+
+  /**
+   * Closes a QR, or throws. A QR that cannot be closed because it is paid or closed already is
+   * refused with a 4xx: its read then says so. Any other answer leaves it payable, so the close
+   * is tried again later and the pay-in stays open meanwhile.
+   */
+  private async closeQr(id: string): Promise<void> {
+    const path = `/api/v1/merchants/dqr/${encodeURIComponent(id)}`;
+    const closed = await this.call('dqr_expire', 'PUT', `${path}/expire`);
+    if (closed.status === 200) return;
+    if (closed.status >= 500 || closed.status === 429 || closed.status === 401 || closed.status < 400)
       throw failureOf(this.name, 'dqr_expire', closed);
-    return (
-      (await this.paidOutcome(await this.readQr(p.channelTxnId), p)) ?? {
-        status: 'FAILED',
-        utr: '',
-        channelTxnId: p.channelTxnId,
-      }
-    );
+    const qr = await this.call('dqr_read', 'GET', path);
+    if (qr.status !== 200 || !qr.body) throw failureOf(this.name, 'dqr_read', qr);
+    if (qr.body.status === 'active') throw failureOf(this.name, 'dqr_expire', closed);
   }
 
-  private async readQr(id: string): Promise<Record<string, unknown>> {
-    const answer = await this.call('dqr_read', 'GET', `/api/v1/merchants/dqr/${encodeURIComponent(id)}`);
-    if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'dqr_read', answer);
-    return answer.body;
-  }
-
-  private async paidOutcome(qr: Record<string, unknown>, p: OpenPayin): Promise<FinalOutcome | null> {
-    const details = (qr.paymentDetails ?? {}) as Record<string, unknown>;
-    if (details.paymentStatus !== 'success' || typeof details.paymentId !== 'string') return null;
-    // The payment itself says how much was paid (a QR's amount is what was asked).
+  /** The last payment made on a QR (Setu's documented status check), or null when none was made (404). */
+  private async lastPayment(qrId: string): Promise<Record<string, unknown> | null> {
     const answer = await this.call(
-      'payment_read',
+      'payment_last',
       'GET',
-      `/api/v1/merchants/payments/${encodeURIComponent(details.paymentId)}`,
+      `/api/v1/merchants/payments/product-instances/${encodeURIComponent(qrId)}/last`,
     );
-    if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'payment_read', answer);
-    return setuPaymentOutcome(answer.body, p.channelTxnId);
+    if (answer.status === 404) return null;
+    if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'payment_last', answer);
+    return answer.body;
   }
 
   /**
@@ -195,6 +208,43 @@ export class SetuChannel implements Channel {
     return payments.filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null);
   }
 
+  /**
+   * A live merchant's UPI id under Paygate's Setu merchant: asked for with `/vpas/availability`,
+   * then registered (`POST /vpas`); routable only when Setu answers it active. A UPI id Setu holds
+   * already is checked by its id instead (`GET /vpas/{id}`): it must be this UPI id, and active.
+   */
+  async register(vpa: string, opts: { referenceId: string; heldId?: string }): Promise<VpaRegistration> {
+    if (opts.heldId !== undefined) {
+      const held = await this.call(
+        'vpa_read',
+        'GET',
+        `/api/v1/merchants/vpas/${encodeURIComponent(opts.heldId)}`,
+      );
+      if (held.status === 404 || held.status === 400)
+        return { routable: false, reason: `Setu holds no UPI id under ${opts.heldId}` };
+      if (held.status !== 200 || !held.body) throw failureOf(this.name, 'vpa_read', held);
+      return activeVpa(held.body, vpa, `the UPI id Setu holds under ${opts.heldId}`);
+    }
+    const free = await this.call('vpa_availability', 'POST', '/api/v1/merchants/vpas/availability', { vpa });
+    if (free.status === 400) return { routable: false, reason: `Setu refuses it (${providerCode(free)})` };
+    if (free.status !== 200 || !free.body) throw failureOf(this.name, 'vpa_availability', free);
+    if (free.body.availabilityStatus !== 'available')
+      return {
+        routable: false,
+        reason:
+          'Setu says it is not available; if Setu already holds it for Paygate, give its id with --setu-vpa-id',
+      };
+    const made = await this.call('vpa_register', 'POST', '/api/v1/merchants/vpas', {
+      vpa,
+      referenceId: opts.referenceId,
+    });
+    if (made.status === 400)
+      return { routable: false, reason: `Setu refused to register it (${providerCode(made)})` };
+    if ((made.status !== 200 && made.status !== 201) || !made.body)
+      throw failureOf(this.name, 'vpa_register', made);
+    return activeVpa(made.body, vpa, 'the UPI id Setu registered');
+  }
+
   async submitPayout(): Promise<PayoutState> {
     throw new ChannelFailure('rejected', this.name, 'payouts_not_supported', 'setu carries pay-ins only');
   }
@@ -208,14 +258,47 @@ export class SetuChannel implements Channel {
     return pollDelay(this.options.pollMs, ageMs);
   }
 
-  /** Tries the credentials: a login and a read of a QR that does not exist (404 is the good answer). */
+  /**
+   * Tries the settings as Setu's document says they should answer: a login that returns a token,
+   * then a read of a QR that does not exist, which Setu answers 404 with its own error body. Any
+   * other answer (a 404 page of a wrong host or path, a 200, a refusal) fails, naming the host.
+   */
   async check(): Promise<string> {
     this.token = null;
+    const host = new URL(this.settings.baseUrl).host;
     await this.bearer();
-    const answer = await this.call('check', 'GET', '/api/v1/merchants/dqr/paygate-check');
-    if (answer.status === 401 || answer.status === 403) throw failureOf(this.name, 'check', answer);
-    return `login ok; UMAP answered ${answer.status} for merchant ${this.settings.merchantId}`;
+    const answer = await this.call('check', 'GET', '/api/v1/merchants/dqr/paygate-check-unknown-qr');
+    const body = answer.body ?? {};
+    if (answer.status !== 404 || typeof body.code !== 'string' || typeof body.detail !== 'string')
+      throw new ChannelFailure(
+        answer.status === 401 || answer.status === 403 ? 'unavailable' : 'rejected',
+        this.name,
+        providerCode(answer),
+        `setu at ${host}: a read of an unknown QR answered HTTP ${answer.status}${
+          typeof body.code === 'string' ? ` ${providerCode(answer)}` : " without Setu's error body"
+        }, not Setu's 404 (check SETU_BASE_URL and SETU_MERCHANT_ID)`,
+      );
+    return `login at ${new URL(this.settings.authUrl).host} ok; ${host} answers for merchant ${this.settings.merchantId}`;
   }
+}
+
+/** A Setu UPI id resource that is `vpa` and active, or why not. */
+function activeVpa(body: Record<string, unknown>, vpa: string, what: string): VpaRegistration {
+  const id = typeof body.id === 'string' ? body.id : '';
+  const held = typeof body.vpa === 'string' ? body.vpa.toLowerCase() : '';
+  if (held !== vpa.toLowerCase())
+    return { routable: false, reason: `${what} is ${held || 'unnamed'}, not ${vpa}` };
+  if (body.status !== 'active' || !id)
+    return {
+      routable: false,
+      reason: `${what} is ${String(body.status ?? 'of unknown status')}, not active`,
+    };
+  return { routable: true, id };
+}
+
+/** A payment the customer started that the bank has not finished: the pay-in waits for it. */
+function inProgress(payment: Record<string, unknown> | null): boolean {
+  return payment?.status === 'initiated' || payment?.status === 'pending';
 }
 
 /** A Setu payment (read, or a notification's) as an outcome: SUCCESS with its rrn, or null while not paid. */
@@ -229,6 +312,7 @@ export function setuPaymentOutcome(payment: Record<string, unknown>, qrId: strin
     utr: rrn,
     channelTxnId: qrId,
     amount,
+    ...(amount < 0 && { amountText: String(JSON.stringify(payment.amount) ?? 'nothing').slice(0, 40) }),
     reference: typeof payment.id === 'string' ? payment.id : '',
   };
 }

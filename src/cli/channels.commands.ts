@@ -1,7 +1,8 @@
 /** `channels …`: the live channels' credentials and what they reported that did not fit. */
+import { notificationReachWarning } from '../live/public-url.ts';
 import { liveChannels } from '../services.ts';
 import { formatAmount, toRupees } from '../money.ts';
-import { listExceptions } from '../live/exceptions.repository.ts';
+import { exceptionAmountText, listExceptions } from '../live/exceptions.repository.ts';
 import { table, withDatabase, type CommandSpec } from './command.ts';
 
 export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
@@ -25,12 +26,15 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
         }),
       );
       for (const c of channels) await c.http.close();
+      // Credentials that work are not enough: the providers must also reach this gateway.
+      const unreachable = notificationReachWarning(config);
+      const warnings = unreachable ? [unreachable] : [];
       out(
-        { channels: results },
+        { channels: results, warnings },
         table(
           ['CHANNEL', 'RESULT', 'DETAIL'],
           results.map((r) => [r.channel, r.ok ? 'ok' : 'FAILED', r.detail]),
-        ),
+        ) + warnings.map((w) => `\nwarning: ${w}`).join(''),
       );
       return results.every((r) => r.ok) ? 0 : 1;
     },
@@ -50,6 +54,8 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
             payment_id: e.payment_id,
             reference: e.reference,
             amount: e.amount === null ? null : toRupees(e.amount),
+            // Set when the provider sent an amount that could not be read (amount is then null).
+            amount_unreadable: e.amount_text,
             detail: e.detail,
             created_at: new Date(e.created_at).toISOString(),
           })),
@@ -62,7 +68,7 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
                 e.kind,
                 e.provider,
                 e.payment_id ?? '-',
-                e.amount === null ? '-' : formatAmount(e.amount),
+                exceptionAmountText(e, formatAmount),
                 e.detail,
               ]),
             )

@@ -41,6 +41,11 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
         help: 'the UPI id pay-ins are paid to, handle@psp (required with --live: its own id under the Setu merchant)',
       },
       live: { type: 'boolean', help: 'a live merchant (sk_live_ key) instead of a sandbox one' },
+      'setu-vpa-id': {
+        type: 'string',
+        value: 'ID',
+        help: "with --live: the id under which Setu already holds --vpa for Paygate's Setu merchant",
+      },
     },
     async run({ config, flags, out }) {
       const name = required(flags, 'name');
@@ -52,12 +57,18 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
       const vpa = flags.vpa as string | undefined;
       const problem = vpaProblem(vpa ?? null, Boolean(flags.live));
       if (problem) throw new UsageError(`--vpa: ${problem}`);
+      const setuVpaId = flags['setu-vpa-id'] as string | undefined;
+      if (setuVpaId !== undefined && !flags.live) throw new UsageError('--setu-vpa-id needs --live');
+      if (setuVpaId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(setuVpaId))
+        throw new UsageError('--setu-vpa-id: not an id Setu gives (letters, digits, - and _)');
+      // A live merchant's UPI id is registered with Setu first: the merchant exists only if Setu can route to it.
       const created = await withDatabase(config, async (d) => {
         const made = await buildServices(config, d).merchants.create({
           name,
           callbackUrl,
           vpa: flags.vpa as string | undefined,
           live: Boolean(flags.live),
+          setuVpaId,
         });
         await audit(d, 'merchant_create', made.merchant_id, `created ${made.mode} merchant ${name}`);
         return made;

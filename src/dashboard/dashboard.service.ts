@@ -10,6 +10,7 @@ import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
 import { listExceptions } from '../live/exceptions.repository.ts';
 import { findRun, listRuns, runMismatches } from '../reconcile/reconcile.repository.ts';
+import { lastNotifications } from '../live/notifications.repository.ts';
 import {
   callbackUrlProblem,
   vpaProblem,
@@ -312,6 +313,12 @@ export class DashboardService {
   async reconcileRun(id: number) {
     const run = await findRun(this.db, id);
     return run ? { run, mismatches: await runMismatches(this.db, id, 1000) } : null;
+  }
+
+  /** Each configured live channel and when it last sent a verified notification (null: never). */
+  lastNotifications() {
+    const configured = (['setu', 'cashfree'] as const).filter((c) => this.config[c] !== null);
+    return lastNotifications(this.db, configured);
   }
 
   verify() {

@@ -4,6 +4,7 @@
  */
 import type { MigrationProvider } from 'kysely';
 import type { DatabaseKind } from './database.ts';
+import { livePayins } from './live-payins.migration.ts';
 import { coreMigrations } from './migrations.ts';
 import { livePayouts } from './live-payouts.migration.ts';
 import { refunds } from './refunds.migration.ts';
@@ -16,6 +17,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
       return {
         ...coreMigrations(kind),
         '0006_live_payouts': livePayouts(),
+        '0007_live_payins': livePayins(),
         '0008_refunds': refunds(kind),
         '0009_webhook_secrets': webhookSecrets(),
         '0012_reconciliation': reconciliation(kind),

@@ -187,8 +187,10 @@ export interface ChannelExceptionTable {
   payment_id: string | null;
   /** What makes it one exception: the provider's payment or transfer id, or the payment_id. */
   reference: string;
-  /** Paise, when the channel reported an amount. */
+  /** Paise, when the channel reported an amount that could be read. */
   amount: number | null;
+  /** The channel's own text of an amount it reported that could not be read exactly, else null. */
+  amount_text: string | null;
   detail: string;
   created_at: number;
 }

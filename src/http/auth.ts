@@ -126,7 +126,8 @@ export function authHook(merchants: MerchantService, failures: AuthFailureLimit)
   };
 }
 
-function tooManyFailures(waitS: number): AppError {
+/** The 429 for an address past its failed authentications (API keys and channel signatures alike). */
+export function tooManyFailures(waitS: number): AppError {
   return new AppError(
     'RATE_LIMITED',
     `Too many failed authentications from this address; try again in ${waitS} s`,

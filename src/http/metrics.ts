@@ -88,3 +88,40 @@ export function exceptionMetrics(
     },
   });
 }
+
+/** How a notification from a channel was answered: stored (new or duplicate) or refused, and why. */
+export type NotificationResult =
+  'accepted' | 'duplicate' | 'signature_invalid' | 'rate_limited' | 'not_configured';
+
+/**
+ * Notifications by channel and result, and each channel's last verified one (read from the
+ * database when scraped, so every process shows the same): a provider that stops sending, or
+ * sends with another secret, shows here before pay-ins wait for polling.
+ */
+export function notificationMetrics(
+  metrics: Metrics,
+  last: () => Promise<{ provider: string; at: number | null }[]>,
+): (channel: string, result: NotificationResult) => void {
+  const notifications = new Counter({
+    name: 'paygate_channel_notifications_total',
+    help: 'Notifications from payment channels by channel and result (accepted, duplicate, signature_invalid, rate_limited, not_configured)',
+    labelNames: ['channel', 'result'] as const,
+    registers: [metrics.registry],
+  });
+  new Gauge({
+    name: 'paygate_channel_last_notification_timestamp_seconds',
+    help: 'When each payment channel last sent a verified notification (Unix seconds; absent when none came)',
+    labelNames: ['channel'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      try {
+        const rows = await last();
+        this.reset();
+        for (const r of rows) if (r.at !== null) this.set({ channel: r.provider }, r.at / 1000);
+      } catch {
+        // The database is down: /readyz says so; the gauge keeps its last values.
+      }
+    },
+  });
+  return (channel, result) => notifications.inc({ channel, result });
+}

@@ -33,6 +33,8 @@ export const API_PATHS = new Set([
   '/sandbox/payout/complete',
   '/sandbox/refund/complete',
   '/callbacks/resend',
+  '/channels/setu/notifications',
+  '/channels/cashfree/notifications',
 ]);
 
 /** Parses JSON bodies; an empty body is a missing body and bad JSON is `json_invalid` (shape B). */

@@ -26,6 +26,8 @@ export interface NewException {
   /** What makes it one exception (the provider's payment or transfer id, or the payment_id). */
   reference: string;
   amount: number | null;
+  /** The provider's text of an amount that could not be read (`amount` is then null). */
+  amountText?: string | null;
   detail: string;
 }
 
@@ -39,6 +41,7 @@ export async function recordException(db: Kysely<Tables>, e: NewException, at: n
       payment_id: e.paymentId,
       reference: e.reference,
       amount: e.amount,
+      amount_text: e.amountText ?? null,
       detail: e.detail,
       created_at: at,
     })
@@ -68,4 +71,13 @@ export async function countExceptions(db: Kysely<Tables>): Promise<{ kind: strin
     .groupBy('kind')
     .execute();
   return rows.map((r) => ({ kind: r.kind, count: Number(r.count) }));
+}
+
+/** An exception's amount for people: rupees, "unreadable (the provider's text)", or "-" when none was reported. */
+export function exceptionAmountText(
+  e: Pick<ExceptionRow, 'amount' | 'amount_text'>,
+  format: (paise: number) => string,
+): string {
+  if (e.amount !== null) return format(e.amount);
+  return e.amount_text === null ? '-' : `unreadable (${e.amount_text})`;
 }

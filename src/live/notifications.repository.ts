@@ -99,3 +99,24 @@ export async function claimDueEvents(
   const rows = await claimDue(database, DUE_EVENTS, now, leaseMs, limit);
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
+
+/**
+ * When each provider last sent a notification that passed its signature check (every verified
+ * notification is stored), in epoch ms, or null when none ever came.
+ */
+export async function lastNotifications(
+  db: Kysely<Tables>,
+  providers: readonly string[],
+): Promise<{ provider: string; at: number | null }[]> {
+  // One indexed lookup per provider: a max over (provider, received_at) reads one index entry.
+  return Promise.all(
+    providers.map(async (provider) => {
+      const row = await db
+        .selectFrom('channel_events')
+        .select((eb) => eb.fn.max('received_at').as('at'))
+        .where('provider', '=', provider)
+        .executeTakeFirst();
+      return { provider, at: row?.at === null || row?.at === undefined ? null : Number(row.at) };
+    }),
+  );
+}

@@ -1,17 +1,22 @@
 /**
  * `POST /channels/setu/notifications` and `POST /channels/cashfree/notifications`: where the
  * providers send their notifications. No API key: the signature on the raw body is the
- * authentication. A channel that is not configured has no endpoint (404).
+ * authentication, so a bad signature counts against the client address's failed-authentication
+ * limit as a bad API key does (§8). A channel that is not configured has no endpoint (404); other
+ * methods than POST are 405, as on the API's paths.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { AppError } from '../errors.ts';
+import { tooManyFailures, type AuthFailureLimit } from '../http/auth.ts';
 import { errorResponses } from '../http/common.schemas.ts';
+import type { NotificationResult } from '../http/metrics.ts';
 import type { NotificationService, Provider } from './notifications.service.ts';
 
-export const notificationRoutes: FastifyPluginAsync<{ notifications: NotificationService }> = async (
-  app,
-  { notifications },
-) => {
+export const notificationRoutes: FastifyPluginAsync<{
+  notifications: NotificationService;
+  failures: AuthFailureLimit;
+  count: (channel: Provider, result: NotificationResult) => void;
+}> = async (app, { notifications, failures, count }) => {
   // The signature covers the bytes as sent, so the body is kept as bytes, whatever its type says.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -27,16 +32,32 @@ export const notificationRoutes: FastifyPluginAsync<{ notifications: Notificatio
               type: 'object',
               properties: { status: { type: 'string' }, duplicate: { type: 'boolean' } },
             },
-            ...errorResponses(401, 404),
+            ...errorResponses(401, 404, 429),
           },
         },
       },
       async (req) => {
-        if (!notifications.accepts(provider))
+        if (!notifications.accepts(provider)) {
+          count(provider, 'not_configured');
           throw new AppError('NOT_FOUND', `The ${provider} channel is not configured on this gateway`);
+        }
+        const wait = failures.blockedFor(req.ip);
+        if (wait > 0) {
+          count(provider, 'rate_limited');
+          throw tooManyFailures(wait);
+        }
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const { duplicate } = await notifications.receive(provider, raw, req.headers);
-        return { status: 'ok', duplicate };
+        try {
+          const { duplicate } = await notifications.receive(provider, raw, req.headers);
+          count(provider, duplicate ? 'duplicate' : 'accepted');
+          return { status: 'ok', duplicate };
+        } catch (err) {
+          if (err instanceof AppError && err.errorCode === 'SIGNATURE_INVALID') {
+            failures.fail(req.ip);
+            count(provider, 'signature_invalid');
+          }
+          throw err;
+        }
       },
     );
   }

@@ -7,7 +7,8 @@
  * so an event applied twice changes nothing the second time, and events may come in any order.
  */
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
@@ -197,9 +198,13 @@ export class NotificationService {
     if (notifications.length === 0) return;
     const named = notifications.flatMap((n) => (n.paymentId ? [n.paymentId] : []));
     const txns = new Map((await findTransactions(scope.tx, named)).map((t) => [t.payment_id, t]));
+    const vpas = await merchantVpas(
+      scope.tx,
+      [...txns.values()].filter((t) => t.channel === 'setu').map((t) => t.merchant_id),
+    );
     const reports: Report[] = [];
     for (const { provider, body } of notifications) {
-      const reading = provider === 'setu' ? readSetu(body, txns) : readCashfree(body, txns);
+      const reading = provider === 'setu' ? readSetu(body, txns, vpas) : readCashfree(body, txns);
       if (reading && 'unknown' in reading) {
         const u = reading.unknown;
         await this.outcomes.unknown(scope, provider, u.reference, u.amount, u.detail);
@@ -222,27 +227,66 @@ interface LowBalance {
   lowBalance: { reference: string; amount: number | null; detail: string };
 }
 
-/** What a Setu notification reports: a payment of a pay-in here, or of none. */
-function readSetu(body: Record<string, unknown>, txns: Map<string, TransactionRow>): Report | Unknown | null {
+/**
+ * What a Setu notification reports: a payment of a pay-in here, or of none. It is the pay-in's
+ * only when it names the pay-in (`merchantReferenceId`), its QR (`productInstanceId`) and the UPI
+ * id the pay-in was paid to (`merchantVpa`): a reference alone could be anybody's.
+ */
+function readSetu(
+  body: Record<string, unknown>,
+  txns: Map<string, TransactionRow>,
+  vpas: Map<string, string>,
+): Report | Unknown | null {
   const p = payload(body);
   const type = String(body.eventType ?? p.eventType ?? '');
   // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
   if (type !== 'payment.success') return null;
   const reference = text(p.id);
-  const amount = typeof p.amount === 'number' ? p.amount : null;
-  const txn = ofKind(txns, 'payin', 'setu', text(p.merchantReferenceId));
+  const amount = typeof p.amount === 'number' && Number.isSafeInteger(p.amount) ? p.amount : null;
+  const named = text(p.merchantReferenceId);
+  const txn = ofKind(txns, 'payin', 'setu', named);
   const qr = text(p.productInstanceId);
-  if (!txn || (qr !== '' && txn.channel_txn_id !== '' && qr !== txn.channel_txn_id)) {
+  const vpa = text(p.merchantVpa);
+  const mismatch = !txn
+    ? 'which names no Setu pay-in here'
+    : qr === '' || qr !== txn.channel_txn_id
+      ? `whose QR "${qr.slice(0, 64)}" is not that pay-in's`
+      : vpa === '' || vpa.toLowerCase() !== (vpas.get(txn.merchant_id) ?? '').toLowerCase()
+        ? `whose UPI id "${vpa.slice(0, 100)}" is not that pay-in's`
+        : null;
+  if (!txn || mismatch) {
     return {
       unknown: {
         reference: reference || text(p.txnId),
         amount,
-        detail: `payment.success for reference "${text(p.merchantReferenceId).slice(0, 64)}", which names no Setu pay-in here`,
+        detail: `payment.success for reference "${named.slice(0, 64)}", ${mismatch}`,
       },
     };
   }
-  const outcome = setuPaymentOutcome({ ...p, status: 'success' }, txn.channel_txn_id || qr);
+  const outcome = setuPaymentOutcome({ ...p, status: 'success' }, txn.channel_txn_id);
   return outcome ? { kind: 'payin', txn, outcome, source: 'notification:setu' } : null;
+}
+
+const NAMED_IDS = { named_id: 'text' } as const;
+
+/** The UPI id of each merchant named, in one statement whatever their number. */
+async function merchantVpas(db: Kysely<Tables>, merchantIds: string[]): Promise<Map<string, string>> {
+  const ids = [...new Set(merchantIds)];
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('merchants')
+    .select(['id', 'vpa'])
+    .where(
+      'id',
+      'in',
+      sql<string>`(select named_id from ${jsonRecords(
+        db,
+        ids.map((id) => ({ named_id: id })),
+        NAMED_IDS,
+      )} as n)`,
+    )
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.vpa]));
 }
 
 /** What a Cashfree notification reports: a transfer's state for a payout here, or for none. */

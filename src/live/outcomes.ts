@@ -60,7 +60,8 @@ export class ChannelOutcomes {
         'amount_mismatch',
         reference,
         outcome.amount,
-        `paid ${paiseText(outcome.amount)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
+        `paid ${paiseText(outcome.amount, outcome.amountText)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
+        outcome.amountText,
       );
       return;
     }
@@ -315,10 +316,20 @@ export class ChannelOutcomes {
     reference: string,
     amount: number | null,
     detail: string,
+    amountText?: string,
   ): Promise<boolean> {
     return recordException(
       s.tx,
-      { kind, provider: txn.channel, paymentId: txn.payment_id, reference, amount, detail },
+      // An amount the provider sent that could not be read is no amount (its text is in the detail).
+      {
+        kind,
+        provider: txn.channel,
+        paymentId: txn.payment_id,
+        reference,
+        amount: amount !== null && amount < 0 ? null : amount,
+        amountText: amount !== null && amount < 0 ? (amountText ?? 'unreadable') : null,
+        detail,
+      },
       this.now(),
     );
   }
@@ -345,6 +356,7 @@ async function hasJournal(tx: Kysely<Tables>, paymentId: string, kind: string): 
   return row !== undefined;
 }
 
-function paiseText(paise: number): string {
-  return paise >= 0 ? formatAmount(paise) : 'an unreadable amount';
+function paiseText(paise: number, providerText?: string): string {
+  if (paise >= 0) return formatAmount(paise);
+  return providerText === undefined ? 'an unreadable amount' : `an unreadable amount (${providerText})`;
 }

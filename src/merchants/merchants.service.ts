@@ -6,8 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { ChannelFailure, type VpaRegistration, type VpaRegistry } from '../channels/channel.ts';
 import type { Database } from '../db/database.ts';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
 import { normalUrl } from '../payments/urls.ts';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
 import {
@@ -76,6 +78,8 @@ export interface NewMerchant {
   callbackUrl?: string | null;
   vpa?: string | null;
   live?: boolean;
+  /** The id under which Setu already holds a live merchant's UPI id (`--setu-vpa-id`). */
+  setuVpaId?: string | null;
 }
 
 /** Advisory-lock key that serialises the first-run merchant across processes. */
@@ -156,10 +160,35 @@ export class MerchantService {
     private readonly now: () => number = Date.now,
     /** WEBHOOK_SECRET_OVERLAP_S: how long a rotated-out webhook secret still signs. */
     private readonly secretOverlapS = 86_400,
+    /** Where live merchants' UPI ids are registered (Setu), when that channel is configured. */
+    private readonly vpas: VpaRegistry | null = null,
   ) {}
 
+  /**
+   * Creates a merchant. A live one's UPI id is registered with the pay-in channel first (outside
+   * the transaction), and the merchant is created only when the channel answers it routable:
+   * otherwise 400 VPA_NOT_ROUTABLE, or 503 CHANNEL_UNAVAILABLE when the channel could not be asked.
+   */
   async create(input: NewMerchant): Promise<CreatedMerchant> {
+    if (input.live && input.vpa && this.vpas) await this.registerVpa(input.vpa, input.setuVpaId ?? undefined);
     return this.db.transaction().execute((tx) => this.insertNew(tx, input));
+  }
+
+  private async registerVpa(vpa: string, heldId: string | undefined): Promise<void> {
+    let registration: VpaRegistration;
+    try {
+      registration = await this.vpas!.register(vpa, { referenceId: prefixedId('vpa', 16), heldId });
+    } catch (err) {
+      if (!(err instanceof ChannelFailure)) throw err;
+      throw new AppError(
+        'CHANNEL_UNAVAILABLE',
+        `Setu could not be asked about ${vpa} (${err.message}); nothing was created, try again`,
+        { provider_code: err.code },
+        { 'Retry-After': '30' },
+      );
+    }
+    if (!registration.routable)
+      throw new AppError('VPA_NOT_ROUTABLE', `${vpa} cannot receive live pay-ins: ${registration.reason}`);
   }
 
   /**

@@ -34,7 +34,8 @@ export interface PageView {
   orderNo: string;
   /** "₹1,23,456.50" */
   amountText: string;
-  state: 'pending' | 'expired' | 'SUCCESS' | 'FAILED';
+  /** `in_progress`: a live pay-in past its expiry whose payment the bank has not finished. */
+  state: 'pending' | 'in_progress' | 'expired' | 'SUCCESS' | 'FAILED';
   utr: string;
   /** Whole seconds until expiry (pending only). */
   secondsLeft: number;
@@ -123,7 +124,11 @@ export class PagesService {
         ? (txn.status as 'SUCCESS' | 'FAILED')
         : secondsLeft > 0
           ? 'pending'
-          : 'expired';
+          : // A live pay-in left PENDING past its expiry waits for a payment in progress (the worker
+            // closes one that nobody paid within moments of its expiry, and fails it).
+            txn.channel !== this.options.sandboxChannel
+            ? 'in_progress'
+            : 'expired';
     let svg = '';
     let links: PageView['links'] = null;
     if (state === 'pending') {

@@ -19,7 +19,7 @@ export function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }
 
-function layout(title: string, body: string, statusUrl: string | null = null): string {
+function layout(title: string, body: string, statusUrl: string | null = null, refreshS = 0): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -27,7 +27,7 @@ function layout(title: string, body: string, statusUrl: string | null = null): s
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="color-scheme" content="light">
-<meta name="format-detection" content="telephone=no">
+<meta name="format-detection" content="telephone=no">${refreshS > 0 ? `\n<meta http-equiv="refresh" content="${refreshS}">` : ''}
 <title>${esc(title)}</title>
 <link rel="icon" href="data:,">
 <style>${PAGE_CSS}</style>
@@ -127,6 +127,12 @@ function resultPage(v: PageView): string {
       sign: '✕',
       note: 'The payment did not go through. Go back to the merchant to try again.',
     },
+    in_progress: {
+      title: 'Payment in progress',
+      mark: 'mark-wait',
+      sign: '…',
+      note: 'Your bank has not confirmed the payment yet. This page updates when it does; you need not pay again.',
+    },
     expired: {
       title: 'Payment request expired',
       mark: 'mark-wait',
@@ -140,7 +146,9 @@ function resultPage(v: PageView): string {
   const when = v.finalAt
     ? `\n<dt>${v.state === 'SUCCESS' ? 'Paid on' : 'Failed on'}</dt><dd>${esc(v.finalAt)}</dd>`
     : '';
-  const word = { SUCCESS: 'Paid', FAILED: 'Failed', expired: '', pending: '' }[v.state];
+  const word = { SUCCESS: 'Paid', FAILED: 'Failed', in_progress: 'In progress', expired: '', pending: '' }[
+    v.state
+  ];
   return layout(
     `${k.title}: ${v.amountText} to ${v.merchantName}`,
     `<section class="card result" aria-labelledby="result-h">
@@ -154,6 +162,9 @@ ${summary(v, v.state === 'expired' ? '' : `\n<dt>Status</dt><dd data-status="${v
     }
 </section>
 <footer>Payment ID <span class="mono">${esc(v.paymentId)}</span></footer>`,
+    null,
+    // Without a script: the page asks again until the bank has finished the payment.
+    v.state === 'in_progress' ? 10 : 0,
   );
 }
 

@@ -273,14 +273,21 @@ export class TransactionWorker {
 
   /**
    * A pay-in due: at its expiry, closed at the channel (a payment found then wins) and otherwise
-   * FAILED; before it, the channel asked whether it was paid (no notification came).
+   * FAILED, but kept PENDING while a payment the customer started is in progress, until that
+   * payment is final or CHANNEL_STUCK_AFTER_S has passed; before its expiry, the channel asked
+   * whether it was paid (no notification came).
    */
   private async payin(row: TransactionRow, channel: Channel): Promise<void> {
     const open = { paymentId: row.payment_id, channelTxnId: row.channel_txn_id, amount: row.amount };
     const expired = this.now >= (row.expires_at ?? 0);
     if (expired) {
+      const ageMs = this.now - row.created_at;
       if (channel.live) {
-        const outcome = await channel.closePayin(open);
+        const outcome = await channel.closePayin(open, { stuck: ageMs >= this.options.stuckAfterMs });
+        if (outcome === null) {
+          await reschedule(this.database.db, row.payment_id, this.now + channel.pollDelayMs('payin', ageMs));
+          return;
+        }
         if (outcome.status === 'SUCCESS')
           await this.options.outcomes.payin(row, outcome, `expiry:${channel.name}`);
       }

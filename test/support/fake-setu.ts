@@ -1,15 +1,22 @@
 /**
  * A stateful fake of Setu UMAP, written from its OpenAPI document and CHANNELS.md: token login,
- * single-use dynamic QRs (create, read, expire), payments (read), and the signed notifications Setu
- * sends. A test scripts what it does: faults per operation (a status, a slow answer, a reset), an
- * expired token, and payments with their events in any order, duplicated, late or with another amount.
+ * single-use dynamic QRs (create, read, expire), payments (read, a QR's last one and its history),
+ * UPI ids (availability, registration, read), and the signed notifications Setu sends, signed here
+ * with the fake's own code (CHANNELS.md's formula), never with Paygate's. A test scripts what it
+ * does: faults per operation (a status, a slow answer, a reset), an expired token, and payments
+ * with their events in any order, duplicated, late, in progress or with another amount.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { setuSignature } from '../../src/live/signatures.ts';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 
-export type Fault = { status: number; body?: unknown } | { delayMs: number } | 'reset';
+/** Setu's notification signature as CHANNELS.md states it: base64 of HMAC-SHA256(raw body, webhook secret). */
+export function fakeSetuSignature(raw: string, secret: string): string {
+  return createHmac('sha256', secret).update(raw, 'utf8').digest('base64');
+}
+
+export type Fault =
+  { status: number; body?: unknown; headers?: Record<string, string> } | { delayMs: number } | 'reset';
 
 export interface FakeQr {
   id: string;
@@ -24,8 +31,16 @@ export interface FakeQr {
   closedAt?: string;
   /** The payment that paid it. */
   payment?: FakePayment;
-  /** Every payment attempt made on it, oldest first (its `/history`). */
+  /** Every payment attempt made on it, oldest first. */
   attempts: FakePayment[];
+}
+
+export interface FakeVpa {
+  id: string;
+  vpa: string;
+  referenceId: string;
+  status: 'active' | 'inactive';
+  createdAt: string;
 }
 
 export interface FakePayment {
@@ -44,6 +59,8 @@ export interface SetuRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: any;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 const MERCHANT_ID = '01HZPAYGATEFAKEMERCHANT0001';
@@ -55,8 +72,12 @@ export class FakeSetu {
   readonly merchantId = MERCHANT_ID;
   readonly qrs = new Map<string, FakeQr>();
   readonly requests: SetuRequest[] = [];
-  /** Faults to answer with, per operation, in order (login, dqr_create, dqr_read, dqr_expire, payment_read). */
+  /** Faults to answer with, per operation, in order (login, dqr_create, dqr_read, dqr_expire, payment_last, …: `operationOf`). */
   readonly faults = new Map<string, Fault[]>();
+  /** UPI ids registered under this Setu merchant, by id. */
+  readonly vpas = new Map<string, FakeVpa>();
+  /** UPI ids held elsewhere (another Setu merchant): not available, not registrable here. */
+  readonly takenVpas = new Set<string>();
   logins = 0;
   /** Where notifications go (Paygate's endpoint). */
   notifyUrl = '';
@@ -106,14 +127,15 @@ export class FakeSetu {
   }
 
   /**
-   * A customer pays a QR: the payment is recorded (`success` unless told) and, unless `notify` is
-   * false, its events are sent in `order` (default initiated, then the final one).
+   * A customer pays a QR: the payment is recorded (`success` unless told; `pending` is one the bank
+   * has not finished, see `finish`) and, unless `notify` is false, its events are sent in `order`
+   * (default initiated, then the final one; initiated alone for a pending one).
    */
   async pay(
     paymentId: string,
     opts: {
       amount?: number;
-      status?: 'success' | 'failed';
+      status?: 'success' | 'failed' | 'pending';
       notify?: boolean;
       order?: string[];
       keepActive?: boolean;
@@ -133,15 +155,38 @@ export class FakeSetu {
       txnTs: new Date().toISOString(),
     };
     qr.attempts.push(payment);
-    if (status === 'success') {
-      qr.payment = payment;
-      if (!opts.keepActive) qr.status = 'paid';
-    }
+    if (status === 'success') this.paid(qr, payment, opts.keepActive);
     if (opts.notify !== false) {
-      for (const type of opts.order ?? ['payment.initiated', `payment.${status}`])
-        await this.notify(type, qr, payment);
+      const final = status === 'pending' ? [] : [`payment.${status}`];
+      for (const type of opts.order ?? ['payment.initiated', ...final]) await this.notify(type, qr, payment);
     }
     return payment;
+  }
+
+  /** The bank finishes a payment in progress; its final event is sent unless `notify` is false. */
+  async finish(payment: FakePayment, status: 'success' | 'failed', notify = true): Promise<void> {
+    const qr = this.qrs.get(payment.qrId)!;
+    payment.status = status;
+    if (status === 'success') this.paid(qr, payment);
+    if (notify) await this.notify(`payment.${status}`, qr, payment);
+  }
+
+  private paid(qr: FakeQr, payment: FakePayment, keepActive = false): void {
+    qr.payment = payment;
+    if (!keepActive) qr.status = 'paid';
+  }
+
+  /** A UPI id registered under this merchant already (as an operator did in Setu's console). */
+  holdVpa(vpa: string, status: 'active' | 'inactive' = 'active'): FakeVpa {
+    const held: FakeVpa = {
+      id: ulid(),
+      vpa,
+      referenceId: 'console',
+      status,
+      createdAt: new Date().toISOString(),
+    };
+    this.vpas.set(held.id, held);
+    return held;
   }
 
   /** The notification body Setu would send for a payment event. */
@@ -179,7 +224,7 @@ export class FakeSetu {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-setu-signature': signature ?? setuSignature(raw, this.webhookSecret),
+        'x-setu-signature': signature ?? fakeSetuSignature(raw, this.webhookSecret),
       },
       body: raw,
     });
@@ -199,7 +244,7 @@ export class FakeSetu {
     }
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
-    this.requests.push({ method, path, headers: req.headers, body });
+    this.requests.push({ method, path, headers: req.headers, body, at: Date.now() });
     const operation = operationOf(method, path);
     const fault = this.faults.get(operation)?.shift();
     if (fault === 'reset') {
@@ -207,13 +252,17 @@ export class FakeSetu {
       return;
     }
     if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
-    const reply = (status: number, json: unknown) => {
+    const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;
-      res.writeHead(status, { 'content-type': 'application/json', requestId: randomUUID() });
+      res.writeHead(status, { 'content-type': 'application/json', requestId: randomUUID(), ...headers });
       res.end(JSON.stringify(json));
     };
     if (fault && 'status' in fault)
-      return reply(fault.status, fault.body ?? { code: `fault-${fault.status}`, detail: 'injected' });
+      return reply(
+        fault.status,
+        fault.body ?? { code: `fault-${fault.status}`, detail: 'injected' },
+        fault.headers,
+      );
 
     if (operation === 'login') {
       this.logins++;
@@ -267,36 +316,60 @@ export class FakeSetu {
       }
       return reply(200, this.qrView(qr, !qrMatch[2]));
     }
-    const instance = /^\/api\/v1\/merchants\/payments\/product-instances\/([^/]+)\/history$/.exec(path);
+    const instance = /^\/api\/v1\/merchants\/payments\/product-instances\/([^/]+)\/(last|history)$/.exec(
+      path,
+    );
     if (instance) {
-      const attempts = this.qrs.get(decodeURIComponent(instance[1]!))?.attempts ?? [];
-      return reply(200, { payments: attempts.map((p) => this.paymentView(p)) });
+      const qr = this.qrs.get(decodeURIComponent(instance[1]!));
+      const attempts = qr?.attempts ?? [];
+      if (instance[2] === 'history')
+        return reply(200, { payments: attempts.map((p) => this.paymentView(p)) });
+      const last = attempts.at(-1);
+      if (!last) return reply(404, { code: 'not-found', detail: 'no payment for this product instance' });
+      return reply(200, this.paymentView(last));
     }
     const payMatch = /^\/api\/v1\/merchants\/payments\/([^/]+)$/.exec(path);
     if (payMatch) {
       const p = [...this.qrs.values()]
-        .map((q) => q.payment)
-        .find((x) => x?.id === decodeURIComponent(payMatch[1]!));
+        .flatMap((q) => q.attempts)
+        .find((x) => x.id === decodeURIComponent(payMatch[1]!));
       if (!p) return reply(404, { code: 'not-found', detail: 'no such payment' });
-      const qr = this.qrs.get(p.qrId)!;
+      return reply(200, this.paymentView(p));
+    }
+    if (operation === 'vpa_availability') {
+      const vpa = String(body?.vpa ?? '');
+      if (!VPA.test(vpa)) return reply(400, { code: 'invalid-vpa', detail: 'vpa is not valid' });
+      const taken = this.takenVpas.has(vpa) || [...this.vpas.values()].some((v) => v.vpa === vpa);
       return reply(200, {
-        id: p.id,
-        amount: p.amount,
-        currency: 'INR',
-        status: p.status,
-        rrn: p.rrn,
-        txnId: p.txnId,
-        customerVpa: p.customerVpa,
-        merchantVpa: qr.merchantVpa,
+        availabilityStatus: taken ? 'not_available' : 'available',
         merchantId: this.merchantId,
-        productInstanceId: qr.id,
-        referenceId: qr.referenceId,
-        refId: qr.refId,
-        txnTs: p.txnTs,
-        createdAt: p.txnTs,
+        vpa,
       });
     }
-    reply(404, { code: 'not-found', detail: `no route ${method} ${path}` });
+    if (operation === 'vpa_register') {
+      const vpa = String(body?.vpa ?? '');
+      if (!VPA.test(vpa)) return reply(400, { code: 'invalid-vpa', detail: 'vpa is not valid' });
+      if (this.takenVpas.has(vpa) || [...this.vpas.values()].some((v) => v.vpa === vpa))
+        return reply(400, { code: 'vpa-not-available', detail: 'the vpa is not available' });
+      const created: FakeVpa = {
+        id: ulid(),
+        vpa,
+        referenceId: String(body?.referenceId ?? ''),
+        status: 'active',
+        createdAt: new Date().toISOString(),
+      };
+      this.vpas.set(created.id, created);
+      return reply(201, this.vpaView(created));
+    }
+    const vpaMatch = /^\/api\/v1\/merchants\/vpas\/([^/]+)$/.exec(path);
+    if (vpaMatch && method === 'GET') {
+      const held = this.vpas.get(decodeURIComponent(vpaMatch[1]!));
+      if (!held) return reply(404, { code: 'not-found', detail: 'no such vpa' });
+      return reply(200, this.vpaView(held));
+    }
+    // A path Setu does not serve gets its HTTP server's bare answer, not Setu's error body.
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end('404 page not found\n');
   }
 
   private paymentView(p: FakePayment): Record<string, unknown> {
@@ -317,6 +390,19 @@ export class FakeSetu {
       txnTs: p.txnTs,
       createdAt: p.txnTs,
     };
+  }
+
+  private vpaView(v: FakeVpa): Record<string, unknown> {
+    const view: Record<string, unknown> = {
+      id: v.id,
+      vpa: v.vpa,
+      merchantId: this.merchantId,
+      status: v.status,
+      verificationStatus: v.status === 'active' ? 'verified' : 'failed',
+      createdAt: v.createdAt,
+    };
+    if (v.referenceId) view.referenceId = v.referenceId;
+    return view;
   }
 
   private qrView(qr: FakeQr, withPayment = false): Record<string, unknown> {
@@ -356,10 +442,17 @@ export function operationOf(method: string, path: string): string {
   if (method === 'POST' && path === '/api/v1/merchants/dqr') return 'dqr_create';
   if (method === 'PUT' && /\/dqr\/[^/]+\/expire$/.test(path)) return 'dqr_expire';
   if (method === 'GET' && /\/dqr\/[^/]+$/.test(path)) return 'dqr_read';
+  if (method === 'GET' && /\/product-instances\/[^/]+\/last$/.test(path)) return 'payment_last';
   if (method === 'GET' && /\/product-instances\/[^/]+\/history$/.test(path)) return 'payment_history';
   if (method === 'GET' && /\/payments\/[^/]+$/.test(path)) return 'payment_read';
+  if (method === 'POST' && path === '/api/v1/merchants/vpas/availability') return 'vpa_availability';
+  if (method === 'POST' && path === '/api/v1/merchants/vpas') return 'vpa_register';
+  if (method === 'GET' && /\/vpas\/[^/]+$/.test(path)) return 'vpa_read';
   return 'other';
 }
+
+/** Setu's UPI id pattern for registration, from its document. */
+const VPA = /^[a-z0-9.-]*@[a-z]*$/;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 

@@ -1,7 +1,7 @@
 /** The operators' checks: channel exceptions, the ledger check and the audit log. */
 import type { FastifyInstance } from 'fastify';
 import { page } from '../views/layout.ts';
-import { activityTable, exceptionsBody, verifyBody } from '../views/manage.ts';
+import { activityTable, exceptionsBody, notificationsCard, verifyBody } from '../views/manage.ts';
 import { html, type DashboardContext } from './http.ts';
 
 export function operationsRoutes(ops: FastifyInstance, { dashboard, frame }: DashboardContext): void {
@@ -9,7 +9,10 @@ export function operationsRoutes(ops: FastifyInstance, { dashboard, frame }: Das
     html(
       reply,
       200,
-      page(frame(req, 'exceptions', 'Channel exceptions'), exceptionsBody(await dashboard.exceptions())),
+      page(
+        frame(req, 'exceptions', 'Channel exceptions'),
+        notificationsCard(await dashboard.lastNotifications()) + exceptionsBody(await dashboard.exceptions()),
+      ),
     ),
   );
   ops.get('/verify', { schema: { hide: true } }, async (req, reply) =>

@@ -140,13 +140,25 @@ ${accessActions(user, m, base, overlapUntil)}
 <section aria-labelledby="act-h"><h2 id="act-h">Activity</h2>${activityTable(activity, false)}</section>`;
 }
 
+/**
+ * When each live channel last sent a verified notification: a provider that stopped (Cashfree
+ * disables a webhook URL after repeated failed deliveries) or signs with another secret shows here.
+ */
+export function notificationsCard(rows: { provider: string; at: number | null }[]): string {
+  if (rows.length === 0) return '';
+  const items = rows
+    .map((r) => `<dt>${esc(r.provider)}</dt><dd>${r.at === null ? 'none yet' : timeCell(r.at)}</dd>`)
+    .join('');
+  return `<section class="card" aria-labelledby="notified-h"><h2 id="notified-h">Last verified notification (IST)</h2><dl class="facts">${items}</dl></section>`;
+}
+
 export function exceptionsBody(rows: ExceptionRow[]): string {
   return scrollTable(
     'Channel exceptions',
     ['Time (IST)', 'Kind', 'Provider', 'payment_id', 'Reference', '#Amount', 'Detail'],
     rows.map(
       (e) =>
-        `<tr><td>${timeCell(e.created_at)}</td><td>${esc(e.kind)}</td><td>${esc(e.provider)}</td><td>${e.payment_id ? `<a class="mono" href="/dashboard/transactions/${esc(e.payment_id)}">${esc(e.payment_id)}</a>` : ''}</td><td class="mono">${esc(e.reference)}</td><td class="num">${e.amount === null ? '' : money(e.amount)}</td><td>${esc(e.detail)}</td></tr>`,
+        `<tr><td>${timeCell(e.created_at)}</td><td>${esc(e.kind)}</td><td>${esc(e.provider)}</td><td>${e.payment_id ? `<a class="mono" href="/dashboard/transactions/${esc(e.payment_id)}">${esc(e.payment_id)}</a>` : ''}</td><td class="mono">${esc(e.reference)}</td><td class="num">${e.amount !== null ? money(e.amount) : e.amount_text !== null ? esc(`unreadable (${e.amount_text})`) : ''}</td><td>${esc(e.detail)}</td></tr>`,
     ),
     'No channel exceptions.',
   );
