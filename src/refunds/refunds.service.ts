@@ -24,11 +24,13 @@ import {
 import { findMerchant } from '../merchants/merchants.repository.ts';
 import { base62 } from '../ids.ts';
 import { RefundBatchWriter } from './refund-batch.writer.ts';
+import { payinReader } from './refunds.repository.ts';
 import type { RefundRequest, RefundResponse, RefundStatusResponse } from './refunds.schemas.ts';
 import { toRefundStatus } from './refund-status.ts';
 
 export class RefundService {
   private readonly writer: RefundBatchWriter;
+  private readonly readPayin: (paymentId: string) => Promise<TransactionRow | undefined>;
   private readonly now: () => number;
   /** Told after each committed refund, so the worker submits it at once. */
   onCreated: () => void = () => {};
@@ -41,6 +43,7 @@ export class RefundService {
   ) {
     this.now = now ?? Date.now;
     this.writer = new RefundBatchWriter(database, this.now);
+    this.readPayin = payinReader(database.db);
   }
 
   async create(principal: Principal, req: RefundRequest): Promise<Created<RefundResponse>> {
@@ -55,7 +58,7 @@ export class RefundService {
       reason,
       callback_url: callbackUrl,
     });
-    const payin = await findTransaction(this.database.db, req.payment_id);
+    const payin = await this.readPayin(req.payment_id);
     const refusal = this.refusal(principal, payin, currency);
     if (refusal || !payin) {
       // The refund number first: a repeat is answered as the first request was, and a used number

@@ -152,9 +152,14 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findStatus(on, v.merchantId, 'payin', v.paymentId),
   },
   {
-    name: 'refund: the pay-in read (and refund_status)',
+    name: 'refund_status: the refund read',
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => findTransaction(on.db, v.paymentId),
+  },
+  {
+    name: 'refund: the pay-ins read, those of the requests that arrive together',
+    uses: [{ table: 'transactions', columns: PK }],
+    issue: (on, v) => findTransactions(on.db, [v.paymentId, v.paymentId]),
   },
   {
     name: "refund: replay lookup by refund number (refunds')",
