@@ -2,32 +2,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
-import { BatchQueue } from '../db/batch-queue.ts';
-import { findTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
-
-/** The most pay-ins read in one statement. */
-const MAX_READ = 100;
-
-/**
- * Reads the pay-ins that refund requests name, those that arrive together in one statement: under
- * load a refund then costs a share of one query rather than a query of its own, as a payout costs
- * none. Not for use inside a transaction (on SQLite the read would wait for it). What it reads only
- * decides the request's refusals and copies the customer onto the refund; the amounts are checked
- * again under lock in the batch (`refund-batch.writer.ts`).
- */
-export function payinReader(db: Kysely<Tables>): (paymentId: string) => Promise<TransactionRow | undefined> {
-  const group = new BatchQueue<string, TransactionRow | undefined>(
-    async (ids) => {
-      const byId = new Map((await findTransactions(db, [...new Set(ids)])).map((r) => [r.payment_id, r]));
-      return ids.map((id) => byId.get(id));
-    },
-    MAX_READ,
-    // No id can make the read fail: a failure is the database's, and the group fails as one.
-    () => false,
-  );
-  return (paymentId) => group.submit(paymentId);
-}
-
 /**
  * The amounts of pay-ins, their rows locked for the caller's transaction on PostgreSQL (in
  * payment_id order, so that two batches never lock two pay-ins in opposite orders): every refund

@@ -23,8 +23,8 @@ import {
 } from '../transactions/transactions.repository.ts';
 import { findMerchant } from '../merchants/merchants.repository.ts';
 import { base62 } from '../ids.ts';
+import { transactionReader } from '../transactions/transaction-reader.ts';
 import { RefundBatchWriter } from './refund-batch.writer.ts';
-import { payinReader } from './refunds.repository.ts';
 import type { RefundRequest, RefundResponse, RefundStatusResponse } from './refunds.schemas.ts';
 import { toRefundStatus } from './refund-status.ts';
 
@@ -43,7 +43,9 @@ export class RefundService {
   ) {
     this.now = now ?? Date.now;
     this.writer = new RefundBatchWriter(database, this.now);
-    this.readPayin = payinReader(database.db);
+    // What it reads only decides the request's refusals and copies the customer onto the refund:
+    // the amounts are checked again under lock in the batch (`refund-batch.writer.ts`).
+    this.readPayin = transactionReader(database.db);
   }
 
   async create(principal: Principal, req: RefundRequest): Promise<Created<RefundResponse>> {

@@ -7,17 +7,14 @@
 import type { Database } from '../db/database.ts';
 import { ChannelFailure, type Channel, type RefundState } from '../channels/channel.ts';
 import type { SettlementService } from './settlement.service.ts';
-import {
-  findTransaction,
-  reschedule,
-  type Accepted,
-  type TransactionRow,
-} from './transactions.repository.ts';
+import { reschedule, type Accepted, type TransactionRow } from './transactions.repository.ts';
 
 export interface RefundStepDeps {
   database: Database;
   settlement: SettlementService;
   now: () => number;
+  /** A pay-in by payment_id (read with the other steps' in one query: `transactionReader`). */
+  readPayin(paymentId: string): Promise<TransactionRow | undefined>;
   /** Records a refund the channel accepted as PROCESSING (batched with the worker's payouts). */
   accepted(a: Accepted): Promise<void>;
 }
@@ -25,7 +22,7 @@ export interface RefundStepDeps {
 export async function refundStep(row: TransactionRow, channel: Channel, d: RefundStepDeps): Promise<void> {
   const rail = channel.refunds;
   if (!rail) throw new Error(`channel ${channel.name} makes no refunds`);
-  const payin = row.refund_of ? await findTransaction(d.database.db, row.refund_of) : undefined;
+  const payin = row.refund_of ? await d.readPayin(row.refund_of) : undefined;
   const submission = {
     refundId: row.payment_id,
     paymentId: row.refund_of ?? '',

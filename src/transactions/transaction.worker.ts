@@ -33,6 +33,7 @@ import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
 import type { SettlementService } from './settlement.service.ts';
 import { refundStep } from './refund.step.ts';
+import { transactionReader } from './transaction-reader.ts';
 
 export interface WorkerLogger {
   error(obj: object, msg: string): void;
@@ -49,6 +50,7 @@ export function workerLeaseMs(channelTimeoutMs: number): number {
 
 export class TransactionWorker {
   private readonly processing = new BatchQueue<Accepted, void>((batch) => this.recordAccepted(batch));
+  private readonly readPayin: (paymentId: string) => Promise<TransactionRow | undefined>;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
@@ -82,6 +84,7 @@ export class TransactionWorker {
     },
   ) {
     this.storeDown = new OutageLog(options.logger, 'transaction worker', (err) => database.unavailable(err));
+    this.readPayin = transactionReader(database.db);
   }
 
   private get now(): number {
@@ -237,6 +240,7 @@ export class TransactionWorker {
           database: this.database,
           settlement: this.settlement,
           now: () => this.now,
+          readPayin: this.readPayin,
           accepted: (a) => this.processing.submit(a),
         });
       else await this.payout(row, channel, step);

@@ -157,7 +157,7 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findTransaction(on.db, v.paymentId),
   },
   {
-    name: 'refund: the pay-ins read, those of the requests that arrive together',
+    name: 'refund: the pay-ins read, those of the requests (or worker steps) that arrive together',
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => findTransactions(on.db, [v.paymentId, v.paymentId]),
   },
