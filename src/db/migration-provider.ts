@@ -8,6 +8,7 @@ import { coreMigrations } from './migrations.ts';
 import { refunds } from './refunds.migration.ts';
 import { webhookSecrets } from './webhook-secrets.migration.ts';
 import { reconciliation } from './reconciliation.migration.ts';
+import { consoleUsers } from './console-users.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -16,6 +17,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         ...coreMigrations(kind),
         '0008_refunds': refunds(kind),
         '0009_webhook_secrets': webhookSecrets(),
+        '0011_console_users': consoleUsers(),
         '0012_reconciliation': reconciliation(kind),
       };
     },
