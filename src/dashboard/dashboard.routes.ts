@@ -33,12 +33,12 @@ export function dashboardFrameworkError(request: FastifyRequest, reply: FastifyR
 
 /** Longer than any field of a console form or filter: refused rather than compared. */
 const MAX_VALUE = 2048;
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * Why a request's query, path or form holds text that cannot be stored or compared, or null. A NUL
- * is refused by PostgreSQL's text (SQLite takes it), a lone surrogate has no UTF-8 form, and an
- * over-long value is no id, name or amount; each is a 400 on both databases rather than a 500 on one.
+ * is refused by PostgreSQL's text (SQLite takes it) and an over-long value is no id, name or amount:
+ * each is a 400 on both databases rather than a 500 on one. (Bytes that are not UTF-8 are decoded
+ * as U+FFFD before this, which both store.)
  */
 function unstorableInput(req: FastifyRequest): string | null {
   const values: unknown[] = [
@@ -49,7 +49,6 @@ function unstorableInput(req: FastifyRequest): string | null {
   for (const v of values.flat()) {
     if (typeof v !== 'string') continue;
     if (v.includes('\u0000')) return 'The request holds a NUL character, which no field takes.';
-    if (LONE_SURROGATE.test(v)) return 'The request holds text that is not valid UTF-8.';
     if (v.length > MAX_VALUE) return `A field is longer than ${MAX_VALUE} characters.`;
   }
   return null;
