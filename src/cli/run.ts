@@ -23,10 +23,16 @@ function commandLine(name: string, spec: CommandSpec): string {
   return ['paygate', name, spec.args, ...opts].filter(Boolean).join(' ');
 }
 
-/** Lines of two columns, the second starting two spaces past the longest first (never run together). */
-function columns(rows: [string, string][], minWidth: number): string[] {
-  const width = Math.max(minWidth, ...rows.map(([left]) => left.length + 2));
-  return rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`);
+/**
+ * Lines of two columns, the second at `width`. A first column too long for it gets a line of its
+ * own, with the second below it at `width` (as argparse does), so the two never run together.
+ */
+function columns(rows: [string, string][], width: number): string[] {
+  return rows.map(([left, right]) =>
+    left.length + 2 <= width
+      ? `  ${left.padEnd(width)}${right}`
+      : `  ${left}\n  ${' '.repeat(width)}${right}`,
+  );
 }
 
 const USAGE = `Usage: paygate <command> [options] [--json]
