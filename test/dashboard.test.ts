@@ -418,6 +418,7 @@ for (const kind of DATABASES) {
       await gw.paygate.services.wallets.topUp(other.merchant_id, 'INR', 777_777);
       await gw.paygate.services.wallets.topUp(gw.merchant.merchant_id, 'INR', 12_345);
       const own = await gw.paygate.services.wallets.balance(gw.merchant.merchant_id, 'INR');
+      const otherBalance = await gw.paygate.services.wallets.balance(other.merchant_id, 'INR');
       const available = (html: string) =>
         /<p>Available \(INR\)<\/p><strong>([^<]*)<\/strong>/.exec(html)?.[1];
       const rupees = (paise: number) =>
@@ -425,7 +426,7 @@ for (const kind of DATABASES) {
       for (const url of ['/dashboard', `/dashboard?merchant=${other.merchant_id}`]) {
         const overview = await get(shop, url);
         assert.equal(available(overview.body), rupees(own.available), url);
-        assert.doesNotMatch(overview.body, /7,777\.77/, url);
+        assert.ok(!overview.body.includes(rupees(otherBalance.available)), url);
       }
       for (const url of [
         '/dashboard/merchants',
@@ -448,7 +449,7 @@ for (const kind of DATABASES) {
       const ops = await session('ops@example.com');
       // The operator sees the other merchant's balance when asking for it.
       const theirsShown = await get(ops, `/dashboard?merchant=${other.merchant_id}`);
-      assert.equal(available(theirsShown.body), rupees(777_777));
+      assert.equal(available(theirsShown.body), rupees(otherBalance.available));
       assert.equal((await get(ops, `/dashboard/transactions/${theirs}`)).statusCode, 200);
       assert.match((await get(ops, `/dashboard/transactions?q=theirs-1`)).body, new RegExp(theirs));
     });
