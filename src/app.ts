@@ -38,6 +38,7 @@ import { publishedDocument, type OpenApiDocument } from './http/openapi.ts';
 import { addKeywords } from './http/validation.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { isPagePath, pageFrameworkError, pageRoutes } from './pages/pages.routes.ts';
+import { UserService } from './dashboard/users.service.ts';
 import { AccountService } from './dashboard/accounts.service.ts';
 import { DashboardService } from './dashboard/dashboard.service.ts';
 import { dashboardFrameworkError, dashboardRoutes, isDashboardPath } from './dashboard/dashboard.routes.ts';
@@ -238,6 +239,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     prefix: '/dashboard',
     accounts: new AccountService(database.db, now),
     dashboard: new DashboardService(database.db, services, config, now),
+    users: new UserService(database.db, now),
     secure: new URL(config.publicUrl).protocol === 'https:',
     currencies: config.supportedCurrencies,
   });

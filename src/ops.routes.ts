@@ -15,6 +15,7 @@ const LANDING = `<!doctype html>
 <h1>Paygate</h1>
 <p>A merchant payment gateway: pay-ins, payouts, status queries and signed callbacks.</p>
 <ul>
+<li><a href="dashboard">The console</a> for merchants and operators (sign in with a user from <code>paygate user create</code>)</li>
 <li><a href="docs">API reference</a> (Swagger UI) and <a href="openapi.json">the OpenAPI document</a></li>
 <li><a href="healthz">Health</a> · <a href="readyz">readiness</a></li>
 <li>First steps: the walk-through with curl in the project's README.md, and docs/integration.md</li>

@@ -38,7 +38,11 @@ export function firstRunBanner(
 
 export async function startServer(
   config: Config,
-  options: { firstRun?: boolean; print?: (s: string) => void } = {},
+  options: {
+    firstRun?: boolean;
+    /** Told the sandbox merchant created on first run (default: its banner on stdout). */
+    onFirstRun?: (created: { merchant_id: string; api_key: string; webhook_secret: string }) => void;
+  } = {},
 ): Promise<RunningServer> {
   const logger = createLogger(config);
   const database = openDatabase(config.databaseUrl, {
@@ -64,7 +68,7 @@ export async function startServer(
 
   if (options.firstRun && (await services.merchants.count()) === 0) {
     const created = await services.merchants.createIfNone({ name: 'Sandbox Merchant' }, database);
-    if (created) (options.print ?? console.log)(firstRunBanner(config, created));
+    if (created) (options.onFirstRun ?? ((c) => console.log(firstRunBanner(config, c))))(created);
   }
 
   const unreachable = notificationReachWarning(config);

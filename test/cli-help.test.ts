@@ -36,6 +36,10 @@ const COMMANDS = [
   'channels check',
   'channels exceptions',
   'user create',
+  'user list',
+  'user disable',
+  'user enable',
+  'user reset-password',
   'reconcile',
 ].map((c) => c.split(' '));
 
@@ -60,6 +64,8 @@ const INVOCATIONS: string[][] = [
   ['serve', '--bogus'],
   ['merchant', 'create', '--name'],
   ['callbacks', 'resend', 'a', 'b', '--json'],
+  ['wallet', 'show', '--merchant', 'a', '--merchant', 'b'],
+  ['wallet', 'credit', '--merchant', 'a', '--amount', '-5'],
 ];
 
 interface Outcome {

@@ -304,6 +304,8 @@ describe('the CLI as a newcomer meets it', () => {
       paygate(['wallet', 'credit', '--merchant', 'mer_x', '--amount', '-5'], env),
       paygate(['merchant', 'create', '--name', 'Shop', '--vpa', 'not a vpa'], env),
       paygate(['callbacks', 'resend', 'a', 'b'], env),
+      paygate(['wallet', 'show', '--merchant', 'mer_a', '--merchant', 'mer_b'], env),
+      paygate(['user', 'create', '--email', 'not-an-address', '--operator'], env),
       paygate([], env),
       paygate(['constructor'], env),
     ]);
@@ -311,9 +313,12 @@ describe('the CLI as a newcomer meets it', () => {
       /^paygate: merchant needs a subcommand: create, list, disable, enable, rotate-secret$/,
       /^paygate: unknown command "frobnicate"; see paygate --help$/,
       /^paygate: merchant create: unknown option --nme; see paygate merchant create --help$/,
-      /^paygate: wallet credit: --amount needs a value; to give one starting with "-", write --amount=VALUE$/,
+      // Not "write --amount=-5": that would only be refused next.
+      /^paygate: wallet credit: --amount must not be negative \(-5\); see paygate wallet credit --help$/,
       /^paygate: --vpa: the UPI id must be handle@psp/,
       /^paygate: callbacks resend: unexpected argument b/,
+      /^paygate: wallet show: --merchant was given more than once; see paygate wallet show --help$/,
+      /^paygate: --email must be an address such as ops@example.com, not "not-an-address"$/,
       /^paygate: a command is needed; see paygate --help$/,
       /^paygate: unknown command "constructor"; see paygate --help$/,
     ];

@@ -398,11 +398,36 @@ for (const kind of DATABASES) {
       assert.equal(hidden.statusCode, 404);
       assert.doesNotMatch(hidden.body, /theirs-1/);
       assert.equal((await post(shop, `/dashboard/transactions/${theirs}/resend`, {})).statusCode, 404);
-      const list = await get(shop, `/dashboard/transactions?merchant=${other.merchant_id}&q=theirs-1`);
-      assert.equal(list.statusCode, 200);
-      assert.doesNotMatch(list.body, new RegExp(theirs));
-      const csv = await get(shop, `/dashboard/transactions.csv?merchant=${other.merchant_id}`);
-      assert.doesNotMatch(csv.body, new RegExp(other.merchant_id));
+      // The list itself is scoped, not only the search: asked for the other merchant, with no search
+      // and with a search by its payment_id, the merchant's user gets their own rows or none.
+      for (const query of [
+        `merchant=${other.merchant_id}`,
+        `merchant=${other.merchant_id}&q=${theirs}`,
+        '',
+      ]) {
+        const list = await get(shop, `/dashboard/transactions?${query}`);
+        assert.equal(list.statusCode, 200);
+        // A row links to its transaction (the search box repeats the term itself).
+        assert.doesNotMatch(list.body, new RegExp(`/dashboard/transactions/${theirs}`), query);
+        if (!query.includes('q='))
+          assert.match(list.body, new RegExp(`/dashboard/transactions/${mine}`), query);
+        const csv = await get(shop, `/dashboard/transactions.csv?${query}`);
+        assert.doesNotMatch(csv.body, new RegExp(`${theirs}|${other.merchant_id}`), query);
+      }
+      // Balances too: the other merchant's is not on this user's overview, whatever it asks for.
+      await gw.paygate.services.wallets.topUp(other.merchant_id, 'INR', 777_777);
+      await gw.paygate.services.wallets.topUp(gw.merchant.merchant_id, 'INR', 12_345);
+      const own = await gw.paygate.services.wallets.balance(gw.merchant.merchant_id, 'INR');
+      const otherBalance = await gw.paygate.services.wallets.balance(other.merchant_id, 'INR');
+      const available = (html: string) =>
+        /<p>Available \(INR\)<\/p><strong>([^<]*)<\/strong>/.exec(html)?.[1];
+      const rupees = (paise: number) =>
+        `₹${(paise / 100).toLocaleString('en-IN', { minimumFractionDigits: 2 })}`;
+      for (const url of ['/dashboard', `/dashboard?merchant=${other.merchant_id}`]) {
+        const overview = await get(shop, url);
+        assert.equal(available(overview.body), rupees(own.available), url);
+        assert.ok(!overview.body.includes(rupees(otherBalance.available)), url);
+      }
       for (const url of [
         '/dashboard/merchants',
         `/dashboard/merchants/${other.merchant_id}`,
@@ -412,12 +437,19 @@ for (const kind of DATABASES) {
         '/dashboard/activity',
       ])
         assert.equal((await get(shop, url)).statusCode, 404, url);
-      assert.equal(
-        (await post(shop, `/dashboard/merchants/${gw.merchant.merchant_id}/credit`, { amount: '5.00' }))
-          .statusCode,
-        404,
-      );
+      // A complete, valid credit form (with its one-time id) from a merchant's user: 404, nothing credited.
+      const before = await gw.paygate.services.wallets.balance(gw.merchant.merchant_id, 'INR');
+      const credit = await post(shop, `/dashboard/merchants/${gw.merchant.merchant_id}/credit`, {
+        amount: '5.00',
+        currency: 'INR',
+        form_id: base62(22),
+      });
+      assert.equal(credit.statusCode, 404);
+      assert.deepEqual(await gw.paygate.services.wallets.balance(gw.merchant.merchant_id, 'INR'), before);
       const ops = await session('ops@example.com');
+      // The operator sees the other merchant's balance when asking for it.
+      const theirsShown = await get(ops, `/dashboard?merchant=${other.merchant_id}`);
+      assert.equal(available(theirsShown.body), rupees(otherBalance.available));
       assert.equal((await get(ops, `/dashboard/transactions/${theirs}`)).statusCode, 200);
       assert.match((await get(ops, `/dashboard/transactions?q=theirs-1`)).body, new RegExp(theirs));
     });
@@ -698,6 +730,11 @@ for (const kind of DATABASES) {
           txn,
           '%',
           '..',
+          // PostgreSQL's text takes no NUL: each must be a 400 there as on SQLite, never a 500.
+          '\u0000',
+          'x\u0000',
+          `${mid}\u0000`,
+          'x'.repeat(3000),
         ),
       );
       const keys = fc.constantFrom(
@@ -716,6 +753,11 @@ for (const kind of DATABASES) {
         'currency',
         'done',
         'csrf',
+        'name',
+        'amount',
+        'callback_url',
+        'email',
+        'current',
       );
       const pages = [
         '/dashboard',
@@ -729,6 +771,8 @@ for (const kind of DATABASES) {
         '/dashboard/exceptions',
         '/dashboard/reconcile',
         '/dashboard/activity',
+        '/dashboard/users',
+        '/dashboard/account',
         '/dashboard/sign-in',
       ];
       const actions = [
@@ -736,6 +780,8 @@ for (const kind of DATABASES) {
         `/dashboard/merchants/${mid}/credit`,
         `/dashboard/merchants/${mid}/callback-url`,
         '/dashboard/merchants',
+        '/dashboard/users/usr_nobody/status',
+        '/dashboard/account/password',
         '/dashboard/sign-in',
         '/dashboard/nowhere',
       ];

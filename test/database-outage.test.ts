@@ -419,6 +419,7 @@ describe('the CLI on a database it cannot reach', () => {
     const lines = human.stderr.split('\n').filter((l) => l.trim() !== '');
     assert.equal(lines.length, 1, human.stderr);
     assert.match(lines[0]!, /^paygate: cannot reach the database postgres:\/\/127\.0\.0\.1:1\/shop: /);
+    assert.equal(lines[0]!.split('cannot reach').length, 2, `said once: ${lines[0]}`);
     assert.equal(json.status, 1);
     assert.deepEqual(Object.keys(JSON.parse(json.stdout).error), ['code', 'message']);
     assert.equal(JSON.parse(json.stdout).error.code, 'DATABASE_UNAVAILABLE');

@@ -75,14 +75,16 @@ describe('the published OpenAPI document', () => {
     assert.deepEqual([tags[0], tags.at(-1)], ['Pay-ins', 'Operations']);
   });
 
-  it('answers GET / with a page that links the reference, the document and the health check', async () => {
+  it('answers GET / with a page that links the console, the reference, the document and the health check', async () => {
     const res = await gw().app.inject({ url: '/' });
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['content-type']), /^text\/html/);
-    for (const href of ['docs', 'openapi.json', 'healthz'])
+    for (const href of ['dashboard', 'docs', 'openapi.json', 'healthz'])
       assert.match(res.body, new RegExp(`<a href="${href}">`), href);
     for (const href of ['docs/', 'openapi.json', 'healthz'])
       assert.equal((await gw().app.inject({ url: `/${href}` })).statusCode, 200, href);
+    const console = await gw().app.inject({ url: '/dashboard' });
+    assert.equal(console.headers.location, '/dashboard/sign-in');
   });
 
   it('serves /docs under the project name, without the framework logo', async () => {

@@ -65,7 +65,9 @@ export async function openMigrated<T>(
     });
     return await fn(database, applied);
   } catch (err) {
-    throw isUnavailableError(err) ? new DatabaseSetupError(database, err) : err;
+    throw isUnavailableError(err) && !(err instanceof DatabaseSetupError)
+      ? new DatabaseSetupError(database, err)
+      : err;
   } finally {
     await database.close().catch(() => {});
   }

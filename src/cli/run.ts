@@ -23,19 +23,40 @@ function commandLine(name: string, spec: CommandSpec): string {
   return ['paygate', name, spec.args, ...opts].filter(Boolean).join(' ');
 }
 
+/**
+ * Lines of two columns, the second at `width`. A first column too long for it gets a line of its
+ * own, with the second below it at `width` (as argparse does), so the two never run together.
+ */
+function columns(rows: [string, string][], width: number): string[] {
+  return rows.map(([left, right]) =>
+    left.length + 2 <= width
+      ? `  ${left.padEnd(width)}${right}`
+      : `  ${left}\n  ${' '.repeat(width)}${right}`,
+  );
+}
+
 const USAGE = `Usage: paygate <command> [options] [--json]
 
-${Object.entries(COMMANDS)
-  .map(([name, spec]) => `  ${`${name}${spec.args ? ` ${spec.args}` : ''}`.padEnd(26)}${spec.summary}`)
-  .join('\n')}
+${columns(
+  Object.entries(COMMANDS).map(([name, spec]) => [
+    `${name}${spec.args ? ` ${spec.args}` : ''}`,
+    spec.summary,
+  ]),
+  26,
+).join('\n')}
 
 Every command takes --json (one JSON object on stdout) and --help. Settings come from the
 environment (DATABASE_URL, PORT, …); see README.md.`;
 
 function commandHelp(name: string): string {
   const spec = COMMANDS[name]!;
-  const options = Object.entries(spec.options).map(([n, o]) => `  ${optionUsage(n, o).padEnd(24)}${o.help}`);
-  options.push(`  ${'--json'.padEnd(24)}print one JSON object on stdout`);
+  const options = columns(
+    [
+      ...Object.entries(spec.options).map(([n, o]): [string, string] => [optionUsage(n, o), o.help]),
+      ['--json', 'print one JSON object on stdout'],
+    ],
+    24,
+  );
   return `Usage: ${commandLine(name, spec)} [--json]\n\n${spec.summary}\n\nOptions:\n${options.join('\n')}`;
 }
 
@@ -69,20 +90,25 @@ function findCommand(words: string[]): { name: string; rest: string[] } {
 }
 
 /** parseArgs's own errors, as one line that names the command. */
-function usageFromParse(err: Error & { code?: string }, command: string): UsageError {
+function usageFromParse(err: Error & { code?: string }, command: string, argv: string[]): UsageError {
   const option = /'(-[^' ]+)/.exec(err.message)?.[1];
   const see = `see paygate ${command} --help`;
   switch (err.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
       return new UsageError(`${command}: unknown option ${option ?? ''}; ${see}`);
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return /ambiguous/.test(err.message)
-        ? new UsageError(
-            `${command}: ${option} needs a value; to give one starting with "-", write ${option}=VALUE`,
-          )
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      if (!/ambiguous/.test(err.message))
+        return new UsageError(
+          `${command}: ${option ?? 'an option'} ${/argument missing/.test(err.message) ? 'needs a value' : 'takes no value'}; ${see}`,
+        );
+      // A negative number is no value any option takes: suggesting `--amount=-5` would only lead to another refusal.
+      const next = option ? argv[argv.indexOf(option) + 1] : undefined;
+      return next !== undefined && /^-\d/.test(next)
+        ? new UsageError(`${command}: ${option} must not be negative (${next}); ${see}`)
         : new UsageError(
-            `${command}: ${option ?? 'an option'} ${/argument missing/.test(err.message) ? 'needs a value' : 'takes no value'}; ${see}`,
+            `${command}: ${option} needs a value; to give one starting with "-", write ${option}=VALUE`,
           );
+    }
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return new UsageError(
         `${command}: unexpected argument ${/'([^']*)'/.exec(err.message)?.[1] ?? ''}; ${see}`,
@@ -107,18 +133,29 @@ export async function run(argv: string[], out: Out): Promise<number> {
   if (words.length === 0) throw new UsageError(`a command is needed; see paygate --help`);
   const { name: command } = findCommand(words);
   const spec = COMMANDS[command]!;
-  let parsed: ReturnType<typeof parseArgs>;
+  let parsed;
   try {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
+      tokens: true,
       options: {
         ...GLOBAL_OPTIONS,
         ...Object.fromEntries(Object.entries(spec.options).map(([n, o]) => [n, { type: o.type }])),
       },
     });
   } catch (err) {
-    throw usageFromParse(err as Error, command);
+    throw usageFromParse(err as Error, command, argv);
+  }
+  // parseArgs lets a repeated option's last value win; two values for one option are a usage error (CONTRACT §1).
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option') continue;
+    if (seen.has(token.name))
+      throw new UsageError(
+        `${command}: --${token.name} was given more than once; see paygate ${command} --help`,
+      );
+    seen.add(token.name);
   }
   const flags = parsed.values as Flags;
   const positionals = parsed.positionals.slice(command.split(' ').length);

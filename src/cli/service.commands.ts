@@ -6,18 +6,26 @@ export const SERVICE_COMMANDS: Record<string, CommandSpec> = {
   serve: {
     summary: 'start the HTTP service and its workers',
     options: {},
-    async run({ config }) {
+    async run({ config, out }) {
       disableAllocationSitePretenuring();
       // Loaded here only: the web stack costs a second of start-up that other commands do not need.
-      const { startServer } = await import('../server.ts');
-      const server = await startServer(config, { firstRun: true }).catch((err: unknown) => {
+      const { startServer, firstRunBanner } = await import('../server.ts');
+      let firstRun: { merchant_id: string; api_key: string; webhook_secret: string } | null = null;
+      const onFirstRun = (created: NonNullable<typeof firstRun>) => {
+        firstRun = created;
+      };
+      const server = await startServer(config, { firstRun: true, onFirstRun }).catch((err: unknown) => {
         if ((err as { code?: string }).code === 'EADDRINUSE')
           throw new PortInUseError(
             `cannot listen on ${config.host}:${config.port}: the port is in use; set PORT (or HOST) to another`,
           );
         throw err;
       });
-      console.log(`Paygate listening on ${server.address}`);
+      const banner = firstRun ? `${firstRunBanner(config, firstRun)}\n` : '';
+      out(
+        { listening: server.address, first_run: firstRun },
+        `${banner}Paygate listening on ${server.address}`,
+      );
       const stop = (signal: string) => {
         server.paygate.app.log.info({ signal }, 'shutting down');
         server.close().then(

@@ -21,9 +21,11 @@ import {
   insertUser,
   recordFailures,
   forgetFailures,
+  insertAuditAction,
   touchSession,
   type SessionUser,
 } from './dashboard.repository.ts';
+import { merchantStatusOf } from './users.repository.ts';
 
 /** A session ends after this long without a request (CONTRACT §11). */
 export const IDLE_EXPIRY_MS = 12 * 3600_000;
@@ -43,14 +45,43 @@ export const EMAIL = /^[^\s@<>"]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,}$/;
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 256;
 
-/** A user that cannot be created: INVALID_USER (a bad email or password), USER_EXISTS. */
+/** What a console user's request can be refused with, and the status the console answers it with. */
+export const ACCOUNT_ERRORS = {
+  /** A bad email or password. */
+  INVALID_USER: 400,
+  WRONG_PASSWORD: 400,
+  USER_EXISTS: 409,
+  USER_NOT_FOUND: 404,
+  /** The user, or their merchant, is disabled. */
+  USER_DISABLED: 403,
+} as const;
+
 export class AccountError extends Error {
   constructor(
-    readonly code: 'INVALID_USER' | 'USER_EXISTS',
+    readonly code: keyof typeof ACCOUNT_ERRORS,
     message: string,
   ) {
     super(message);
   }
+
+  get statusCode(): number {
+    return ACCOUNT_ERRORS[this.code];
+  }
+}
+
+/** Why a password cannot be used, or null when it can. */
+export function passwordProblem(password: string): string | null {
+  return password.length < PASSWORD_MIN || password.length > PASSWORD_MAX
+    ? `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long`
+    : null;
+}
+
+/** A lower-cased email, or AccountError INVALID_USER when it is not an address. */
+export function normalEmail(input: string): string {
+  const email = input.trim().toLowerCase();
+  if (email.length > 254 || !EMAIL.test(email))
+    throw new AccountError('INVALID_USER', 'the email must be an address such as ops@example.com');
+  return email;
 }
 
 export interface CreatedUser {
@@ -120,16 +151,13 @@ export class AccountService {
     role: UserRole;
     merchantId: string | null;
     password: string | null;
+    /** Who creates the user, for the audit log: an operator's email, or `cli`. */
+    actor?: string;
   }): Promise<CreatedUser> {
-    const email = input.email.trim().toLowerCase();
-    if (email.length > 254 || !EMAIL.test(email))
-      throw new AccountError('INVALID_USER', 'the email must be an address such as ops@example.com');
+    const email = normalEmail(input.email);
     const password = input.password ?? base62(20);
-    if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-      throw new AccountError(
-        'INVALID_USER',
-        `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long`,
-      );
+    const problem = passwordProblem(password);
+    if (problem) throw new AccountError('INVALID_USER', problem);
     if (input.role === 'merchant') {
       const merchant = await this.db
         .selectFrom('merchants')
@@ -147,12 +175,20 @@ export class AccountService {
       merchant_id: input.role === 'merchant' ? input.merchantId : null,
       password_hash: await hashPassword(password),
       created_at: this.now(),
+      disabled_at: null,
     };
     await insertUser(this.db, user).catch((err: unknown) => {
       // Two creations of one address at once: the unique key decides.
       if (/unique|duplicate/i.test(String((err as Error).message)))
         throw new AccountError('USER_EXISTS', `a user with the email ${email} already exists`);
       throw err;
+    });
+    await insertAuditAction(this.db, {
+      at: user.created_at,
+      actor: input.actor ?? 'cli',
+      action: 'user_create',
+      merchant_id: user.merchant_id,
+      detail: `created ${user.role} user ${email}`,
     });
     return {
       user_id: user.id,
@@ -187,6 +223,14 @@ export class AccountService {
     if (!user || !ok) return null;
     await clearFailures(this.db, scopes[0]!);
     await forgetFailures(this.db, attempt);
+    // Told only to whoever knows the password: the account exists but may not be used.
+    if (user.disabled_at !== null || (await merchantStatusOf(this.db, user)) === 'disabled')
+      throw new AccountError(
+        'USER_DISABLED',
+        user.disabled_at !== null
+          ? 'This account is disabled. Ask an operator to enable it.'
+          : 'The merchant of this account is disabled. Ask an operator to enable it.',
+      );
     const token = base62(43);
     await insertSession(this.db, {
       token_hash: sha256Hex(token),
@@ -230,7 +274,12 @@ export class AccountService {
     const found: SessionUser | undefined = await findSession(this.db, tokenHash);
     const at = this.now();
     if (!found) return null;
-    if (at - found.last_seen_at >= IDLE_EXPIRY_MS) {
+    // A disabled user, or a user of a disabled merchant, is signed out at their next request.
+    if (
+      at - found.last_seen_at >= IDLE_EXPIRY_MS ||
+      found.disabled_at !== null ||
+      found.merchant_status === 'disabled'
+    ) {
       await deleteSession(this.db, tokenHash);
       return null;
     }

@@ -6,6 +6,7 @@ import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type {
   AuditActionTable,
   Flow,
+  MerchantStatus,
   SessionTable,
   Tables,
   TransactionKind,
@@ -27,12 +28,17 @@ export async function insertSession(db: Db, session: SessionTable): Promise<void
   await db.insertInto('sessions').values(session).execute();
 }
 
-export type SessionUser = SessionTable & Pick<UserTable, 'email' | 'role' | 'merchant_id'>;
+export type SessionUser = SessionTable &
+  Pick<UserTable, 'email' | 'role' | 'merchant_id' | 'disabled_at'> & {
+    /** The status of the user's merchant; null for an operator. */
+    merchant_status: MerchantStatus | null;
+  };
 
 export async function findSession(db: Db, tokenHash: string): Promise<SessionUser | undefined> {
   return db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
+    .leftJoin('merchants', 'merchants.id', 'users.merchant_id')
     .select([
       'sessions.token_hash',
       'sessions.user_id',
@@ -42,6 +48,8 @@ export async function findSession(db: Db, tokenHash: string): Promise<SessionUse
       'users.email',
       'users.role',
       'users.merchant_id',
+      'users.disabled_at',
+      'merchants.status as merchant_status',
     ])
     .where('sessions.token_hash', '=', tokenHash)
     .executeTakeFirst();

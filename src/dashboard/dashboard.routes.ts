@@ -16,6 +16,8 @@ import { overviewRoutes } from './routes/overview.routes.ts';
 import { reconcileRoutes } from './routes/reconcile.routes.ts';
 import { operatorOnly, signedIn, signInRoutes, signOutRoutes } from './routes/session.routes.ts';
 import { transactionRoutes } from './routes/transactions.routes.ts';
+import { accountRoutes, userRoutes } from './routes/users.routes.ts';
+import { AccountError } from './accounts.service.ts';
 
 export type { DashboardOptions } from './routes/http.ts';
 
@@ -27,6 +29,29 @@ export function isDashboardPath(url: string): boolean {
 export function dashboardFrameworkError(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
   return failure(reply, 400);
+}
+
+/** Longer than any field of a console form or filter: refused rather than compared. */
+const MAX_VALUE = 2048;
+
+/**
+ * Why a request's query, path or form holds text that cannot be stored or compared, or null. A NUL
+ * is refused by PostgreSQL's text (SQLite takes it) and an over-long value is no id, name or amount:
+ * each is a 400 on both databases rather than a 500 on one. (Bytes that are not UTF-8 are decoded
+ * as U+FFFD before this, which both store.)
+ */
+function unstorableInput(req: FastifyRequest): string | null {
+  const values: unknown[] = [
+    ...Object.values((req.query ?? {}) as Record<string, unknown>),
+    ...Object.values((req.params ?? {}) as Record<string, unknown>),
+    ...(req.body instanceof URLSearchParams ? [...req.body.keys(), ...req.body.values()] : []),
+  ];
+  for (const v of values.flat()) {
+    if (typeof v !== 'string') continue;
+    if (v.includes('\u0000')) return 'The request holds a NUL character, which no field takes.';
+    if (v.length > MAX_VALUE) return `A field is longer than ${MAX_VALUE} characters.`;
+  }
+  return null;
 }
 
 export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app, opts) => {
@@ -42,6 +67,11 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   app.addHook('onRequest', async (_req, reply) => {
     reply.headers(SECURITY_HEADERS);
   });
+  // Before any page reads them: text the databases cannot store or compare is refused here, once.
+  app.addHook('preValidation', async (req, reply) => {
+    const problem = unstorableInput(req);
+    if (problem) return failure(reply, 400, problem, false);
+  });
 
   app.setNotFoundHandler((req, reply) =>
     failure(reply.headers(SECURITY_HEADERS), 404, undefined, req.dashboardUser !== null),
@@ -53,6 +83,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       if (error.statusCode >= 500) req.log.error({ err: error }, 'dashboard error');
       return failure(reply, error.statusCode, error.statusCode < 500 ? error.message : undefined, signedIn);
     }
+    if (error instanceof AccountError) return failure(reply, error.statusCode, error.message, signedIn);
     if (error instanceof MerchantNotFoundError)
       return failure(reply, 404, 'There is no such merchant.', signedIn);
     if (isUnavailableError(error)) {
@@ -74,12 +105,14 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     overviewRoutes(app, ctx);
     transactionRoutes(app, ctx);
     developerRoutes(app, ctx);
+    accountRoutes(app, ctx);
 
     app.register(async (ops) => {
       ops.addHook('preHandler', operatorOnly);
       merchantRoutes(ops, ctx);
       operationsRoutes(ops, ctx);
       reconcileRoutes(ops, ctx);
+      userRoutes(ops, ctx);
     });
   });
 };

@@ -5,6 +5,7 @@
  */
 export const DASHBOARD_CSS = `
 *,*::before,*::after{box-sizing:border-box}
+[hidden]{display:none!important}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{margin:0;background:#f3f5f9;color:#1a1f36;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif}
 a{color:#1d4ed8}

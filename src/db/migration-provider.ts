@@ -10,6 +10,7 @@ import { livePayouts } from './live-payouts.migration.ts';
 import { refunds } from './refunds.migration.ts';
 import { webhookSecrets } from './webhook-secrets.migration.ts';
 import { reconciliation } from './reconciliation.migration.ts';
+import { consoleUsers } from './console-users.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -20,6 +21,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0007_live_payins': livePayins(),
         '0008_refunds': refunds(kind),
         '0009_webhook_secrets': webhookSecrets(),
+        '0011_console_users': consoleUsers(),
         '0012_reconciliation': reconciliation(kind),
       };
     },

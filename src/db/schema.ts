@@ -207,6 +207,8 @@ export interface UserTable {
   /** scrypt$N$r$p$salt$key, base64url; the password itself is never stored. */
   password_hash: string;
   created_at: number;
+  /** When an operator disabled the user; null while they may sign in. */
+  disabled_at: number | null;
 }
 
 /** A signed-in browser. The cookie carries the token; only its SHA-256 is kept. */

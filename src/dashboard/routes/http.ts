@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
 import type { AccountService, DashboardUser } from '../accounts.service.ts';
 import type { DashboardService } from '../dashboard.service.ts';
+import type { UserService } from '../users.service.ts';
 import { errorPage, type Frame } from '../views/layout.ts';
 
 declare module 'fastify' {
@@ -17,6 +18,7 @@ declare module 'fastify' {
 export interface DashboardOptions {
   accounts: AccountService;
   dashboard: DashboardService;
+  users: UserService;
   /** Cookies get `Secure` when PUBLIC_URL is https. */
   secure: boolean;
   currencies: readonly string[];
@@ -59,6 +61,9 @@ const DONE: Record<string, string> = {
   disabled: 'The merchant is disabled: its API key is refused from now on.',
   enabled: 'The merchant is enabled again.',
   callback: 'The default callback URL is saved.',
+  password: 'Your password is changed; your other browsers are signed out.',
+  user_disabled: 'The user is disabled and signed out everywhere.',
+  user_enabled: 'The user may sign in again.',
 };
 
 export function html(reply: FastifyReply, status: number, text: string): FastifyReply {
@@ -129,6 +134,7 @@ export function badQuery(message: string): AppError {
 export interface DashboardContext {
   accounts: AccountService;
   dashboard: DashboardService;
+  users: UserService;
   currencies: readonly string[];
   cookies: ReturnType<typeof cookieNames>;
   /** The signed-in user (set by the signed-in hook). */
@@ -146,6 +152,7 @@ export function dashboardContext(opts: DashboardOptions): DashboardContext {
   return {
     accounts: opts.accounts,
     dashboard: opts.dashboard,
+    users: opts.users,
     currencies: opts.currencies,
     cookies: cookieNames(opts.secure),
     user,

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
 import { base62 } from '../../ids.ts';
-import { sameText } from '../accounts.service.ts';
+import { AccountError, sameText } from '../accounts.service.ts';
 import { DASHBOARD_CSS } from '../dashboard.styles.ts';
 import { signInPage } from '../views/layout.ts';
 import { cookies, failure, field, form, html, type DashboardContext } from './http.ts';
@@ -35,6 +35,8 @@ export function signInRoutes(app: FastifyInstance, { accounts, cookies: names }:
         for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
         return html(reply, 429, signInPage(expected, err.message, email));
       }
+      if (err instanceof AccountError)
+        return html(reply, err.statusCode, signInPage(expected, err.message, email));
       throw err;
     }
     if (!token) return html(reply, 401, signInPage(expected, 'The email or password is wrong.', email));

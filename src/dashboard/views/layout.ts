@@ -34,6 +34,7 @@ const OPERATOR_NAV: [string, string][] = [
   ['exceptions', 'Exceptions'],
   ['reconcile', 'Reconciliation'],
   ['verify', 'Ledger check'],
+  ['users', 'Users'],
   ['activity', 'Activity'],
 ];
 
@@ -90,7 +91,7 @@ export function page(frame: Frame, body: string): string {
   return document(
     frame.title,
     `<header>
-<div class="top"><a class="brand" href="/dashboard">Paygate</a><span class="who">${esc(user.email)} · ${user.role === 'operator' ? 'operator' : esc(user.merchantId ?? '')}</span>
+<div class="top"><a class="brand" href="/dashboard">Paygate</a><a class="who" href="/dashboard/account"${frame.active === 'account' ? ' aria-current="page"' : ''}>${esc(user.email)} · ${user.role === 'operator' ? 'operator' : esc(user.merchantId ?? '')}</a>
 <form class="signout" method="post" action="/dashboard/sign-out">${csrfField(user)}<button type="submit">Sign out</button></form></div>
 <nav aria-label="Dashboard"><ul>${nav}</ul></nav>
 </header>
