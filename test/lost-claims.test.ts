@@ -13,7 +13,10 @@ import {
 } from '../src/callbacks/deliveries.repository.ts';
 import { enqueueDelivery } from '../src/callbacks/outbox.repository.ts';
 import { LostClaims } from '../src/db/claim.ts';
-import { claimDueTransactions, giveBackTransactions } from '../src/transactions/transactions.repository.ts';
+import {
+  claimDueTransactions,
+  giveBackTransactions,
+} from '../src/transactions/transaction-claims.repository.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Gateway } from './support/harness.ts';
 

@@ -7,7 +7,8 @@
 import type { Database } from '../db/database.ts';
 import { ChannelFailure, type Channel, type RefundState } from '../channels/channel.ts';
 import type { SettlementService } from './settlement.service.ts';
-import { reschedule, type Accepted, type TransactionRow } from './transactions.repository.ts';
+import type { TransactionRow } from './transactions.repository.ts';
+import { reschedule, type Accepted } from './transaction-claims.repository.ts';
 
 export interface RefundStepDeps {
   database: Database;

@@ -15,17 +15,16 @@ import type { Database } from '../db/database.ts';
 import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
+import { deleteOpening, OPENING, type TransactionRow } from './transactions.repository.ts';
+import { retryDelay, type WorkerLogger } from './worker-support.ts';
 import {
   claimDueTransactions,
-  deleteOpening,
   giveBackTransactions,
   markProcessing,
-  OPENING,
   type Accepted,
   reschedule,
   reschedulePending,
-  type TransactionRow,
-} from './transactions.repository.ts';
+} from './transaction-claims.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import { LostClaims, type Claim } from '../db/claim.ts';
 import { isUnavailableError } from '../db/errors.ts';
@@ -35,18 +34,7 @@ import type { SettlementService } from './settlement.service.ts';
 import { refundStep } from './refund.step.ts';
 import { transactionReader } from './transaction-reader.ts';
 
-export interface WorkerLogger {
-  error(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
-
 const BATCH = 100;
-
-/** A claim's lease for a CHANNEL_TIMEOUT_MS: three calls and a second over, at least 5 s. */
-export function workerLeaseMs(channelTimeoutMs: number): number {
-  return Math.max(3 * channelTimeoutMs + 1000, 5000);
-}
 
 export class TransactionWorker {
   private readonly processing = new BatchQueue<Accepted, void>((batch) => this.recordAccepted(batch));
@@ -253,7 +241,7 @@ export class TransactionWorker {
       };
       if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
       else this.storeDown.failed(err, 'transaction worker step failed', log);
-      const nextActionAt = this.now + this.retryDelay(row, failure !== null);
+      const nextActionAt = this.now + retryDelay(row, failure !== null, this.now, this.options.pollMs);
       const pending = row.kind === 'payout' && row.status === 'PENDING';
       await (
         pending
@@ -408,22 +396,5 @@ export class TransactionWorker {
       channelTxnId: state.channelTxnId,
       nextActionAt: state.outcome ? this.pollAt(row, channel) : this.now + channel.pollDelayMs('payout', 0),
     });
-  }
-
-  /**
-   * When to try a transaction again after a failed step: a payout's submission backs off with its
-   * age; a pay-in past its expiry as long as it has been expired (1 s to 5 min);
-   * anything else at the next poll.
-   */
-  private retryDelay(row: TransactionRow, channelFailed: boolean): number {
-    if (!channelFailed) return this.options.pollMs;
-    // Half the payout's age (1 s to 5 min): it backs off whether or not its attempts are counted.
-    if (row.kind === 'payout' && row.status === 'PENDING')
-      return Math.min(Math.max((this.now - row.created_at) / 2, 1000), 300_000);
-    if (row.kind === 'refund' && row.status === 'PENDING')
-      return Math.min(1000 * 2 ** Math.min(Math.max(row.submit_attempts - 1, 0), 20), 300_000);
-    if (row.kind === 'payin' && this.now >= (row.expires_at ?? 0))
-      return Math.min(Math.max(this.now - (row.expires_at ?? 0), 1000), 300_000);
-    return Math.max(this.options.pollMs, 1000);
   }
 }

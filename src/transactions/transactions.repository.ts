@@ -1,6 +1,5 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
 import { sql, type Kysely } from 'kysely';
-import { claimDue, giveBack, type Claim, type WorkTable } from '../db/claim.ts';
 import { insertRecords, jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
@@ -72,7 +71,7 @@ export const TRANSACTION_COLUMNS = {
   not_found_at: 'bigint',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
 
-function compare(a: string, b: string): number {
+export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -307,119 +306,4 @@ export async function insertEvents(
     created_at: at,
   }));
   await insertRecords(db, 'transaction_events', rows, EVENT_COLUMNS).execute(db);
-}
-
-/** Transactions wait on time: pay-in expiry, payout submission, asking for a payout's outcome. */
-const DUE_TRANSACTIONS: WorkTable<'transactions'> = {
-  table: 'transactions',
-  key: 'payment_id',
-  open: ['PENDING', 'PROCESSING'],
-  dueAt: 'next_action_at',
-  // Each time a PENDING payout or refund is taken up to be sent: above one, an earlier attempt may have reached its channel.
-  alsoSet: {
-    submit_attempts: sql`submit_attempts + case when kind <> 'payin' and status = 'PENDING' then 1 else 0 end`,
-  },
-};
-
-/** Claims transactions whose next action is due, for `leaseMs`. */
-export function claimDueTransactions(
-  database: Pick<Database, 'db' | 'lockRows'>,
-  now: number,
-  leaseMs: number,
-  limit: number,
-  owner?: string,
-): Promise<TransactionRow[]> {
-  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit, owner);
-}
-
-/**
- * Gives back the transactions of a claim whose answer was lost. None was handed to its channel
- * by it, so a payout's submission it counted is uncounted.
- */
-export function giveBackTransactions(database: Pick<Database, 'db'>, claim: Claim): Promise<void> {
-  return giveBack(database, DUE_TRANSACTIONS, claim, {
-    submit_attempts: sql`submit_attempts - case when kind = 'payout' and status = 'PENDING' then 1 else 0 end`,
-  });
-}
-
-/** A payout its channel accepted: the channel's id for it, and when to ask for its outcome. */
-export interface Accepted {
-  paymentId: string;
-  channelTxnId: string;
-  nextActionAt: number;
-}
-
-const ACCEPTED_COLUMNS = {
-  accepted_payment_id: 'text',
-  accepted_channel_txn_id: 'text',
-  accepted_next_action_at: 'bigint',
-  accepted_from: 'text',
-} as const;
-
-/**
- * Records that the channel accepted payouts, in one statement: only those still PENDING (a
- * notification that came first has made one final, and stays so). The status it must have comes
- * from the batch's rows, not a constant, so that SQLite finds each payout by its key instead of
- * walking the status index.
- */
-export async function markProcessing(db: Kysely<Tables>, accepted: Accepted[], at: number): Promise<void> {
-  if (accepted.length === 0) return;
-  // In payment_id order, as `markFinal` takes its batches, so that the two lock payouts alike.
-  const rows = [...accepted]
-    .sort((a, b) => compare(a.paymentId, b.paymentId))
-    .map((a) => ({
-      accepted_payment_id: a.paymentId,
-      accepted_channel_txn_id: a.channelTxnId,
-      accepted_next_action_at: a.nextActionAt,
-      accepted_from: 'PENDING',
-    }));
-  await sql`
-    update transactions
-    set status = 'PROCESSING', channel_txn_id = a.accepted_channel_txn_id,
-        next_action_at = a.accepted_next_action_at, lease_until = null, updated_at = ${at}
-    from ${jsonRecords(db, rows, ACCEPTED_COLUMNS)} as a
-    where payment_id = a.accepted_payment_id and status = a.accepted_from`.execute(db);
-}
-
-/**
- * Gives a claimed transaction back, to be looked at again at `nextActionAt`; with `lease`, only
- * while the row still carries that lease (nobody has claimed it since).
- */
-export async function reschedule(
-  db: Kysely<Tables>,
-  paymentId: string,
-  nextActionAt: number,
-  lease?: number,
-): Promise<void> {
-  await db
-    .updateTable('transactions')
-    .set({ next_action_at: nextActionAt, lease_until: null })
-    .where('payment_id', '=', paymentId)
-    .where('status', 'in', ['PENDING', 'PROCESSING'])
-    .$if(lease !== undefined, (q) => q.where('lease_until', '=', lease!))
-    .execute();
-}
-
-/**
- * Gives back a PENDING payout a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
- * this step made no send the channel may have acted on, so the claim's count of it is taken back.
- * `notFoundAt`: when the channel was first found not to know the payout (null clears it).
- */
-export async function reschedulePending(
-  db: Kysely<Tables>,
-  paymentId: string,
-  nextActionAt: number,
-  change: { unsent: boolean; notFoundAt?: number | null },
-): Promise<void> {
-  await db
-    .updateTable('transactions')
-    .set({
-      next_action_at: nextActionAt,
-      lease_until: null,
-      ...(change.unsent && { submit_attempts: sql<number>`submit_attempts - 1` }),
-      ...(change.notFoundAt !== undefined && { not_found_at: change.notFoundAt }),
-    })
-    .where('payment_id', '=', paymentId)
-    .where('status', '=', 'PENDING')
-    .execute();
 }

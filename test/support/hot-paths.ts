@@ -12,6 +12,10 @@ import type { StatusReader } from '../../src/db/status-reads.ts';
 import { findKeyOwner } from '../../src/merchants/merchants.repository.ts';
 import {
   claimDueTransactions,
+  markProcessing,
+  reschedule,
+} from '../../src/transactions/transaction-claims.repository.ts';
+import {
   findByOrderNo,
   findByOrderNos,
   findStatus,
@@ -19,9 +23,7 @@ import {
   findTransactions,
   insertTransactions,
   markFinal,
-  markProcessing,
   recordOpened,
-  reschedule,
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
