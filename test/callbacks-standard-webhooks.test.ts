@@ -1,7 +1,8 @@
 /**
  * Standard Webhooks as a merchant's server sees it (CONTRACT §7): real callbacks from a running
- * gateway, verified with the published `standardwebhooks` package (and the SDK) and the secret as
- * shown to the merchant, before, during and after a rotation's overlap; retries and resends of one event.
+ * gateway (pay-ins, payouts, payout reversals of §4, refunds of §12), verified with the published
+ * `standardwebhooks` package (and the SDK) and the secret as shown to the merchant, before, during
+ * and after a rotation's overlap; retries and resends of one event.
  * The gateway's clock is a parameter: the overlap ends by moving it, not by waiting.
  */
 import assert from 'node:assert/strict';
