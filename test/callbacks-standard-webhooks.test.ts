@@ -1,7 +1,8 @@
 /**
  * Standard Webhooks as a merchant's server sees it (CONTRACT §7): real callbacks from a running
- * gateway, verified with the published `standardwebhooks` package (and the SDK) and the secret as
- * shown to the merchant, before, during and after a rotation's overlap; retries and resends of one event.
+ * gateway (pay-ins, payouts, payout reversals of §4, refunds of §12), verified with the published
+ * `standardwebhooks` package (and the SDK) and the secret as shown to the merchant, before, during
+ * and after a rotation's overlap; retries and resends of one event.
  * The gateway's clock is a parameter: the overlap ends by moving it, not by waiting.
  */
 import assert from 'node:assert/strict';
@@ -120,8 +121,39 @@ for (const kind of DATABASES) {
       return ids.map((id) => receiver.forPayment(id)[0]!);
     }
 
-    it('signs pay-in and payout callbacks that the standardwebhooks package verifies with a secret made before this change; one byte changed fails', async () => {
-      const callbacks = await payinAndPayout();
+    /**
+     * Callbacks of all four kinds of event: a pay-in's SUCCESS, a payout's SUCCESS, that payout's
+     * reversal (CONTRACT §4) and a refund of that pay-in settled SUCCESS (§12), in that order.
+     */
+    async function everyKind(): Promise<Received[]> {
+      const [payin, payout] = await payinAndPayout();
+      const payoutId = payout!.body.payment_id as string;
+      const reversed = await g.post('/sandbox/payout/complete', { payment_id: payoutId, status: 'REVERSED' });
+      assert.equal(reversed.status, 200, reversed.text);
+      const refund = await g.post('/payments/refund', {
+        payment_id: payin!.body.payment_id,
+        money: { amount: 120.25, currency: 'INR' },
+        merchant_refund_no: orderNo(),
+        callback_url: receiver.url('/ok'),
+      });
+      assert.equal(refund.status, 200, refund.text);
+      const refundId = refund.body.refund_id as string;
+      const settled = await g.post('/sandbox/refund/complete', { refund_id: refundId, status: 'SUCCESS' });
+      assert.equal(settled.status, 200, settled.text);
+      await receiver.waitFor(
+        () => receiver.forPayment(payoutId).length === 2 && receiver.forPayment(refundId).length === 1,
+        'the reversal and the refund',
+      );
+      const [reversal] = receiver.forPayment(payoutId).slice(1);
+      const [refunded] = receiver.forPayment(refundId);
+      assert.equal(reversal!.body.status, 'REVERSED');
+      assert.equal(refunded!.body.status, 'SUCCESS');
+      assert.equal(refunded!.body.payment_id, payin!.body.payment_id);
+      return [payin!, payout!, reversal!, refunded!];
+    }
+
+    it('signs pay-in, payout, reversal and refund callbacks that the standardwebhooks package verifies with a secret made before this change; one byte changed fails', async () => {
+      const callbacks = await everyKind();
       const ids = new Set<string>();
       for (const cb of callbacks) {
         const h = standardHeaders(cb);
@@ -151,7 +183,7 @@ for (const kind of DATABASES) {
         assert.ok(verifyCallback(firstSecret, utrChanged, cb.headers['x-verification-token'] as string));
         assert.throws(() => verifyStandard(legacySecret(), cb), WebhookVerificationError, 'another secret');
       }
-      assert.equal(ids.size, 2, 'one webhook-id per event');
+      assert.equal(ids.size, 4, 'one webhook-id per event');
     });
 
     it('carries the new and the old signature during the overlap after a rotation, and the new one only after it', async () => {
@@ -163,7 +195,7 @@ for (const kind of DATABASES) {
       const until = Date.parse(rotated.previous_secret_until);
       assert.ok(Math.abs(until - (now() + OVERLAP_S * 1000)) < 5000, rotated.previous_secret_until);
 
-      for (const cb of await payinAndPayout()) {
+      for (const cb of await everyKind()) {
         assert.equal(standardHeaders(cb)['webhook-signature']!.split(' ').length, 2);
         assert.deepEqual(verifyStandard(secondSecret, cb), JSON.parse(cb.raw));
         assert.deepEqual(verifyStandard(firstSecret, cb), JSON.parse(cb.raw));
@@ -175,7 +207,7 @@ for (const kind of DATABASES) {
       }
 
       offset += until - now() + 1000;
-      for (const cb of await payinAndPayout()) {
+      for (const cb of await everyKind()) {
         assert.equal(standardHeaders(cb)['webhook-signature']!.split(' ').length, 1);
         assert.deepEqual(verifyStandard(secondSecret, cb), JSON.parse(cb.raw));
         assert.throws(() => verifyStandard(firstSecret, cb), WebhookVerificationError);
