@@ -598,7 +598,7 @@ for (const kind of DATABASES) {
           }
           await screenshot(page, `dashboard-${role}-filtered-${screen}`);
 
-          const search = page.getByLabel('Search (payment_id, order no. or UTR)');
+          const search = page.getByLabel('Search (payment_id, refund_id, order or refund no., UTR)');
           const cases: [string, string, string[]][] = [
             ['payment_id', tx.paid, [tx.paid]],
             [
