@@ -324,7 +324,11 @@ export async function migrate(database: Database): Promise<string[]> {
     // that already ran a later one still takes an earlier one that arrives after it.
     allowUnorderedMigrations: true,
   });
-  const exclusive = database.kind === 'sqlite';
+  // Only a run with something to apply takes SQLite's write lock: every CLI command migrates first,
+  // and must not wait on a serving process's writes when the schema is already up to date.
+  const exclusive =
+    database.kind === 'sqlite' && (await migrator.getMigrations()).some((m) => m.executedAt === undefined);
+  if (database.kind === 'sqlite' && !exclusive) return [];
   for (let attempt = 1; ; attempt++) {
     let run: Awaited<ReturnType<Migrator['migrateToLatest']>>;
     if (exclusive) {
