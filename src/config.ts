@@ -16,6 +16,8 @@ export interface Config {
   readonly callbackTimeoutMs: number;
   readonly callbackConcurrency: number;
   readonly allowPrivateCallbackUrls: boolean;
+  /** AUTO_REFUND_UNMATCHED: customers' money that no pay-in may keep is refunded from suspense at once. */
+  readonly autoRefundUnmatched: boolean;
   /** How long, after a rotation, the previous webhook secret signs beside the new one, in seconds. */
   readonly webhookSecretOverlapS: number;
   readonly sandboxPayoutSettleMs: number;
@@ -285,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     callbackTimeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 1),
     callbackConcurrency: integer(env, 'CALLBACK_CONCURRENCY', 64, 1, 10_000),
     allowPrivateCallbackUrls: boolean(env, 'ALLOW_PRIVATE_CALLBACK_URLS', false),
+    autoRefundUnmatched: boolean(env, 'AUTO_REFUND_UNMATCHED', true),
     webhookSecretOverlapS: integer(env, 'WEBHOOK_SECRET_OVERLAP_S', 86_400, 0, 30 * 86_400),
     sandboxPayoutSettleMs: integer(env, 'SANDBOX_PAYOUT_SETTLE_MS', 2000, 0),
     payinExpiryS: integer(env, 'PAYIN_EXPIRY_S', 900, 1),

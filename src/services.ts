@@ -20,6 +20,8 @@ import { RefundService } from './refunds/refunds.service.ts';
 import { SandboxService } from './sandbox/sandbox.service.ts';
 import { SettlementService } from './transactions/settlement.service.ts';
 import { WalletService } from './wallet/wallet.service.ts';
+import { UnmatchedMoney } from './exceptions/unmatched.ts';
+import { ExceptionService } from './exceptions/exceptions.service.ts';
 
 export interface Services {
   merchants: MerchantService;
@@ -40,6 +42,7 @@ export interface Services {
   outcomes: ChannelOutcomes;
   notifications: NotificationService;
   callbacks: CallbackService;
+  exceptions: ExceptionService;
 }
 
 /** The live channels whose settings are set. */
@@ -76,7 +79,16 @@ export function buildServices(config: Config, database: Database, now: () => num
     callbackMaxAttempts: 1 + config.callbackMaxRetries,
     now,
   });
-  const outcomes = new ChannelOutcomes(db, settlement, now);
+  const outcomes = new ChannelOutcomes(
+    db,
+    settlement,
+    now,
+    new UnmatchedMoney({
+      autoRefund: config.autoRefundUnmatched,
+      refunds: (name) => byName.get(name)?.refunds !== undefined,
+      now,
+    }),
+  );
   return {
     merchants: new MerchantService(db, now, config.webhookSecretOverlapS, setu),
     wallets: new WalletService(db, now),
@@ -100,5 +112,6 @@ export function buildServices(config: Config, database: Database, now: () => num
       { now },
     ),
     callbacks: new CallbackService(database, config, now),
+    exceptions: new ExceptionService(database, (name) => byName.get(name)?.refunds !== undefined, now),
   };
 }

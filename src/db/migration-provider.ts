@@ -11,6 +11,7 @@ import { refunds } from './refunds.migration.ts';
 import { webhookSecrets } from './webhook-secrets.migration.ts';
 import { reconciliation } from './reconciliation.migration.ts';
 import { consoleUsers } from './console-users.migration.ts';
+import { exceptions } from './exceptions.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -23,6 +24,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0009_webhook_secrets': webhookSecrets(),
         '0011_console_users': consoleUsers(),
         '0012_reconciliation': reconciliation(kind),
+        '0014_exceptions': exceptions(),
       };
     },
   };

@@ -193,7 +193,25 @@ export interface ChannelExceptionTable {
   amount_text: string | null;
   detail: string;
   created_at: number;
+  /** The merchant it concerns (the transaction's, or the one whose UPI id was paid), else null. */
+  merchant_id: string | null;
+  currency: Generated<string>;
+  /** The money it holds: customers' money in `external:suspense`, a merchant's debt in `external:receivable`, or null. */
+  holds: ExceptionHolds | null;
+  /** Paise still held (suspense) or owed (receivable); 0 once resolved. */
+  outstanding: Generated<number>;
+  /** The refund from suspense in flight for it; while set, no other money action is taken. */
+  refund_id: string | null;
+  resolved_at: number | null;
+  /** The user's email, `cli`, or `channel` when the channel settled it (a refund, a reversal). */
+  resolved_by: string | null;
+  /** refund, credit, debit, dismiss, or reversed (the money came back by itself). */
+  resolution: string | null;
+  /** The operator's note (required to dismiss). */
+  note: string | null;
 }
+
+export type ExceptionHolds = 'suspense' | 'receivable';
 
 export type UserRole = 'merchant' | 'operator';
 

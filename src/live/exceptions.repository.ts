@@ -1,6 +1,6 @@
-/** SQL for channel exceptions: what a channel reported that no status change covers. */
-import { sql, type Kysely } from 'kysely';
-import type { ChannelExceptionTable, Tables } from '../db/schema.ts';
+/** SQL for exceptions: what a channel reported that no status change covers, and how each was resolved. */
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { ChannelExceptionTable, ExceptionHolds, Tables } from '../db/schema.ts';
 
 export type ExceptionKind =
   | 'amount_mismatch'
@@ -23,44 +23,138 @@ export interface NewException {
   kind: ExceptionKind;
   provider: string;
   paymentId: string | null;
+  /** The merchant it concerns, when one is known. */
+  merchantId?: string | null;
+  currency?: string;
   /** What makes it one exception (the provider's payment or transfer id, or the payment_id). */
   reference: string;
   amount: number | null;
   /** The provider's text of an amount that could not be read (`amount` is then null). */
   amountText?: string | null;
   detail: string;
+  /** The money it holds from the start (`amount` of it), if any. */
+  holds?: ExceptionHolds | null;
 }
 
-/** Records an exception once: the same kind, provider and reference again changes nothing. */
-export async function recordException(db: Kysely<Tables>, e: NewException, at: number): Promise<boolean> {
-  const result = await db
+/**
+ * Records an exception once: the same kind, provider and reference again changes nothing. The id of
+ * the exception when this call opened it, else null.
+ */
+export async function recordException(
+  db: Kysely<Tables>,
+  e: NewException,
+  at: number,
+): Promise<number | null> {
+  const holds = e.holds && e.amount !== null && e.amount > 0 ? e.holds : null;
+  const row = await db
     .insertInto('channel_exceptions')
     .values({
       kind: e.kind,
       provider: e.provider,
       payment_id: e.paymentId,
+      merchant_id: e.merchantId ?? null,
+      currency: e.currency ?? 'INR',
       reference: e.reference,
       amount: e.amount,
       amount_text: e.amountText ?? null,
       detail: e.detail,
       created_at: at,
+      holds,
+      outstanding: holds ? e.amount! : 0,
+      refund_id: null,
+      resolved_at: null,
+      resolved_by: null,
+      resolution: null,
+      note: null,
     })
     .onConflict((oc) => oc.columns(['kind', 'provider', 'reference']).doNothing())
+    .returning('id')
     .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  return row ? Number(row.id) : null;
 }
 
-export type ExceptionRow = Omit<ChannelExceptionTable, 'id'> & { id: number };
+export type ExceptionRow = Omit<Selectable<ChannelExceptionTable>, 'id'> & { id: number };
 
-/** The latest exceptions, newest first. */
-export async function listExceptions(db: Kysely<Tables>, limit: number): Promise<ExceptionRow[]> {
-  const rows = await db
+function toRow(r: Selectable<ChannelExceptionTable>): ExceptionRow {
+  return {
+    ...r,
+    id: Number(r.id),
+    amount: r.amount === null ? null : Number(r.amount),
+    outstanding: Number(r.outstanding),
+    created_at: Number(r.created_at),
+    resolved_at: r.resolved_at === null ? null : Number(r.resolved_at),
+  };
+}
+
+/** The latest exceptions: open ones first, newest first within each part; only open ones with `openOnly`. */
+export async function listExceptions(
+  db: Kysely<Tables>,
+  limit: number,
+  openOnly = false,
+): Promise<ExceptionRow[]> {
+  const open = await db
     .selectFrom('channel_exceptions')
     .selectAll()
+    .where('resolved_at', 'is', null)
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ ...r, id: Number(r.id), amount: r.amount === null ? null : Number(r.amount) }));
+  const resolved =
+    openOnly || open.length >= limit
+      ? []
+      : await db
+          .selectFrom('channel_exceptions')
+          .selectAll()
+          .where('resolved_at', 'is not', null)
+          .orderBy('id', 'desc')
+          .limit(limit - open.length)
+          .execute();
+  return [...open, ...resolved].map(toRow);
+}
+
+export async function findException(db: Kysely<Tables>, id: number): Promise<ExceptionRow | undefined> {
+  const row = await db.selectFrom('channel_exceptions').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
+/**
+ * The exception, locked for an update within the caller's transaction: an update that changes
+ * nothing, so that the first statement writes (SQLite's write lock is taken at once, never upgraded
+ * from a read) and PostgreSQL holds the row until the transaction ends.
+ */
+export async function lockException(tx: Kysely<Tables>, id: number): Promise<ExceptionRow | undefined> {
+  const row = await tx
+    .updateTable('channel_exceptions')
+    .set((eb) => ({ kind: eb.ref('kind') }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
+/** Changes an exception's money and resolution fields. */
+export async function updateException(
+  tx: Kysely<Tables>,
+  id: number,
+  set: Partial<
+    Pick<
+      ExceptionRow,
+      'outstanding' | 'refund_id' | 'resolved_at' | 'resolved_by' | 'resolution' | 'note' | 'merchant_id'
+    >
+  >,
+): Promise<void> {
+  await tx.updateTable('channel_exceptions').set(set).where('id', '=', id).execute();
+}
+
+/** The exceptions whose refunds from suspense these are (one per refund). */
+export async function exceptionsOfRefunds(tx: Kysely<Tables>, refundIds: string[]): Promise<ExceptionRow[]> {
+  if (refundIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('channel_exceptions')
+    .selectAll()
+    .where('refund_id', 'in', refundIds)
+    .execute();
+  return rows.map(toRow);
 }
 
 /** How many exceptions of each kind there are. */
@@ -71,6 +165,31 @@ export async function countExceptions(db: Kysely<Tables>): Promise<{ kind: strin
     .groupBy('kind')
     .execute();
   return rows.map((r) => ({ kind: r.kind, count: Number(r.count) }));
+}
+
+/** How many open exceptions of each kind there are. */
+export async function countOpenExceptions(db: Kysely<Tables>): Promise<{ kind: string; count: number }[]> {
+  const rows = await db
+    .selectFrom('channel_exceptions')
+    .select(['kind', sql<number>`count(*)`.as('count')])
+    .where('resolved_at', 'is', null)
+    .groupBy('kind')
+    .execute();
+  return rows.map((r) => ({ kind: r.kind, count: Number(r.count) }));
+}
+
+/** What the open exceptions hold, per kind of money and currency, in paise (as text: exact past 2^53). */
+export async function outstandingSums(
+  db: Kysely<Tables>,
+): Promise<{ holds: string; currency: string; total: bigint }[]> {
+  const rows = await db
+    .selectFrom('channel_exceptions')
+    .select(['holds', 'currency', sql<string>`cast(sum(outstanding) as text)`.as('total')])
+    .where('holds', 'is not', null)
+    .where('resolved_at', 'is', null)
+    .groupBy(['holds', 'currency'])
+    .execute();
+  return rows.map((r) => ({ holds: r.holds!, currency: r.currency, total: BigInt(r.total) }));
 }
 
 /** An exception's amount for people: rupees, "unreadable (the provider's text)", or "-" when none was reported. */

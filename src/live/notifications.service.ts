@@ -205,13 +205,11 @@ export class NotificationService {
     const reports: Report[] = [];
     for (const { provider, body } of notifications) {
       const reading = provider === 'setu' ? readSetu(body, txns, vpas) : readCashfree(body, txns);
-      if (reading && 'unknown' in reading) {
-        const u = reading.unknown;
-        await this.outcomes.unknown(scope, provider, u.reference, u.amount, u.detail);
-      } else if (reading && 'lowBalance' in reading) {
-        const b = reading.lowBalance;
-        await this.outcomes.lowBalance(scope, provider, b.reference, b.amount, b.detail);
-      } else if (reading) reports.push(reading);
+      if (reading && 'unknown' in reading)
+        await this.outcomes.untied(scope, { kind: 'unknown_reference', provider, ...reading.unknown });
+      else if (reading && 'lowBalance' in reading)
+        await this.outcomes.untied(scope, { kind: 'low_balance', provider, ...reading.lowBalance });
+      else if (reading) reports.push(reading);
     }
     await this.outcomes.applyAll(scope, reports);
   }
@@ -219,7 +217,8 @@ export class NotificationService {
 
 /** A notification naming no transaction here. */
 interface Unknown {
-  unknown: { reference: string; amount: number | null; detail: string };
+  /** `payment`: a customer's payment (Setu), whose money no pay-in keeps; `vpa`: the UPI id it was paid to. */
+  unknown: { reference: string; amount: number | null; detail: string; payment?: boolean; vpa?: string };
 }
 
 /** Cashfree's warning that the account's balance is low (payouts will be refused). */
@@ -260,6 +259,8 @@ function readSetu(
         reference: reference || text(p.txnId),
         amount,
         detail: `payment.success for reference "${named.slice(0, 64)}", ${mismatch}`,
+        payment: amount !== null && amount > 0,
+        vpa: vpa.slice(0, 200),
       },
     };
   }

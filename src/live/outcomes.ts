@@ -6,14 +6,15 @@
  * second time. Each report is applied inside a `Scope` (one database transaction, which may carry
  * several reports); the final statuses it committed are announced after the commit.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { FinalOutcome, PayoutState } from '../channels/channel.ts';
-import type { Tables } from '../db/schema.ts';
+import type { ExceptionHolds, Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
 import type { SettlementService, Settled } from '../transactions/settlement.service.ts';
 import { insertEvents, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { recordException, type ExceptionKind } from './exceptions.repository.ts';
 import { paidAfterFailed } from '../wallet/wallet.service.ts';
+import { receivableReversed, type UnmatchedMoney } from '../exceptions/unmatched.ts';
 
 /** The transaction reports are applied in, and the final statuses to announce after its commit. */
 export interface Scope {
@@ -31,6 +32,7 @@ export class ChannelOutcomes {
     private readonly db: Kysely<Tables>,
     private readonly settlement: SettlementService,
     private readonly now: () => number,
+    private readonly unmatched: UnmatchedMoney | null = null,
   ) {}
 
   /** Runs `apply` in a transaction of its own, then announces what it settled. */
@@ -61,7 +63,7 @@ export class ChannelOutcomes {
         reference,
         outcome.amount,
         `paid ${paiseText(outcome.amount, outcome.amountText)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
-        outcome.amountText,
+        { amountText: outcome.amountText, holds: 'suspense' },
       );
       return;
     }
@@ -85,6 +87,7 @@ export class ChannelOutcomes {
         outcome.reference || outcome.utr || txn.payment_id,
         outcome.amount ?? null,
         `a payment (utr ${outcome.utr || 'none'}) came for a pay-in already ${now.status}`,
+        { holds: 'suspense' },
       );
   }
 
@@ -207,25 +210,32 @@ export class ChannelOutcomes {
     }
     if (now.status !== 'FAILED') return;
     if (state.reversed) {
-      if (
-        !(await this.exception(
-          s,
-          now,
-          'reversal_after_failed',
-          id,
-          now.amount,
-          'the channel reports REVERSED for a payout recorded FAILED',
-        ))
-      )
-        return;
+      const opened = await this.exception(
+        s,
+        now,
+        'reversal_after_failed',
+        id,
+        now.amount,
+        'the channel reports REVERSED for a payout recorded FAILED',
+      );
+      if (opened === null) return;
       await insertEvents(
         s.tx,
         [{ paymentId: id, status: 'FAILED', source: `${source}:reversed` }],
         this.now(),
       );
-      if (await hasJournal(s.tx, id, 'payout_receivable'))
-        await paidAfterFailed(s.tx, { ...money, back: true }, this.now());
+      const owed = await s.tx
+        .selectFrom('channel_exceptions')
+        .select('id')
+        .where('kind', '=', 'payout_after_failed')
+        .where('provider', '=', now.channel)
+        .where('reference', '=', id)
+        .where('holds', '=', 'receivable')
+        .executeTakeFirst();
+      if (owed) await receivableReversed(s.tx, Number(owed.id), this.now());
     } else if (outcome.status === 'SUCCESS') {
+      // A REVERSED seen first (it failed the payout, or came after FAILED) means the money came back.
+      const holds = (await reversalSeen(s.tx, id)) ? null : 'receivable';
       const opened = await this.exception(
         s,
         now,
@@ -233,9 +243,9 @@ export class ChannelOutcomes {
         id,
         now.amount,
         `the channel paid ${formatAmount(now.amount)} (utr ${outcome.utr || 'none'}) for a payout recorded FAILED, whose hold went back to the merchant`,
+        { holds },
       );
-      // A REVERSED seen first (it failed the payout, or came after FAILED) means the money came back.
-      if (opened && !(await reversalSeen(s.tx, id))) await paidAfterFailed(s.tx, money, this.now());
+      if (opened !== null && holds) await paidAfterFailed(s.tx, money, this.now());
     }
   }
 
@@ -267,34 +277,34 @@ export class ChannelOutcomes {
     );
   }
 
-  /** Cashfree's LOW_BALANCE_ALERT: a `low_balance` exception, once per alert. */
-  async lowBalance(
-    s: Scope,
-    provider: string,
-    reference: string,
-    amount: number | null,
-    detail: string,
-  ): Promise<void> {
-    await recordException(
+  /**
+   * Something a channel reported that names no transaction of this gateway: a notification for an
+   * unknown reference, Cashfree's LOW_BALANCE_ALERT. A customer's payment among them (it carries an
+   * amount) is money in suspense, kept with the merchant whose UPI id it was paid to, if any.
+   */
+  async untied(s: Scope, e: Untied): Promise<void> {
+    const merchant = e.vpa
+      ? await s.tx
+          .selectFrom('merchants')
+          .select('id')
+          .where(sql<string>`lower(vpa)`, '=', e.vpa.toLowerCase())
+          .executeTakeFirst()
+      : undefined;
+    const id = await recordException(
       s.tx,
-      { kind: 'low_balance', provider, paymentId: null, reference, amount, detail },
+      {
+        kind: e.kind,
+        provider: e.provider,
+        paymentId: null,
+        merchantId: merchant?.id ?? null,
+        reference: e.reference,
+        amount: e.amount,
+        detail: e.detail,
+        holds: e.payment ? 'suspense' : null,
+      },
       this.now(),
     );
-  }
-
-  /** A notification naming no transaction of this gateway. */
-  async unknown(
-    s: Scope,
-    provider: string,
-    reference: string,
-    amount: number | null,
-    detail: string,
-  ): Promise<void> {
-    await recordException(
-      s.tx,
-      { kind: 'unknown_reference', provider, paymentId: null, reference, amount, detail },
-      this.now(),
-    );
+    if (id !== null && e.payment) await this.unmatched?.suspended(s.tx, id);
   }
 
   private async settle(
@@ -308,7 +318,10 @@ export class ChannelOutcomes {
     return settled !== null;
   }
 
-  /** Records an exception once; true when this call opened it. */
+  /**
+   * Records an exception once; its id when this call opened it, else null. An exception that holds
+   * customers' money (`holds: 'suspense'`, with an amount that could be read) journals it into suspense.
+   */
   private async exception(
     s: Scope,
     txn: TransactionRow,
@@ -316,23 +329,41 @@ export class ChannelOutcomes {
     reference: string,
     amount: number | null,
     detail: string,
-    amountText?: string,
-  ): Promise<boolean> {
-    return recordException(
+    opts: { amountText?: string; holds?: ExceptionHolds | null } = {},
+  ): Promise<number | null> {
+    // An amount the provider sent that could not be read is no amount (its text is in the detail).
+    const unreadable = amount !== null && amount < 0;
+    const id = await recordException(
       s.tx,
-      // An amount the provider sent that could not be read is no amount (its text is in the detail).
       {
         kind,
         provider: txn.channel,
         paymentId: txn.payment_id,
+        merchantId: txn.merchant_id,
+        currency: txn.currency,
         reference,
-        amount: amount !== null && amount < 0 ? null : amount,
-        amountText: amount !== null && amount < 0 ? (amountText ?? 'unreadable') : null,
+        amount: unreadable ? null : amount,
+        amountText: unreadable ? (opts.amountText ?? 'unreadable') : null,
         detail,
+        holds: opts.holds ?? null,
       },
       this.now(),
     );
+    if (id !== null && opts.holds === 'suspense' && !unreadable && amount !== null)
+      await this.unmatched?.suspended(s.tx, id);
+    return id;
   }
+}
+
+/** What `untied` records. `payment`: it is a customer's payment (money in suspense); `vpa`: the UPI id it was paid to. */
+export interface Untied {
+  kind: 'unknown_reference' | 'low_balance';
+  provider: string;
+  reference: string;
+  amount: number | null;
+  detail: string;
+  payment?: boolean;
+  vpa?: string;
 }
 
 /** Whether the payout's history holds a REVERSED the channel reported. */
@@ -342,16 +373,6 @@ async function reversalSeen(tx: Kysely<Tables>, paymentId: string): Promise<bool
     .select('id')
     .where('payment_id', '=', paymentId)
     .where('source', 'like', '%:reversed')
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-async function hasJournal(tx: Kysely<Tables>, paymentId: string, kind: string): Promise<boolean> {
-  const row = await tx
-    .selectFrom('ledger_entries')
-    .select('id')
-    .where('payment_id', '=', paymentId)
-    .where('kind', '=', kind)
     .executeTakeFirst();
   return row !== undefined;
 }

@@ -5,6 +5,7 @@
  * is sent again, under the same refund_id.
  */
 import type { Database } from '../db/database.ts';
+import { unmatchedPayment } from '../exceptions/suspense-refunds.ts';
 import { ChannelFailure, type Channel, type RefundState } from '../channels/channel.ts';
 import type { SettlementService } from './settlement.service.ts';
 import type { TransactionRow } from './transactions.repository.ts';
@@ -24,10 +25,12 @@ export async function refundStep(row: TransactionRow, channel: Channel, d: Refun
   const rail = channel.refunds;
   if (!rail) throw new Error(`channel ${channel.name} makes no refunds`);
   const payin = row.refund_of ? await d.readPayin(row.refund_of) : undefined;
+  // A refund from suspense returns a provider's payment that no pay-in kept: its exception names it.
+  const unmatched = row.refund_of ? null : await unmatchedPayment(d.database.db, row.payment_id);
   const submission = {
     refundId: row.payment_id,
-    paymentId: row.refund_of ?? '',
-    payinChannelTxnId: payin?.channel_txn_id ?? '',
+    paymentId: row.refund_of ?? unmatched?.paymentId ?? '',
+    payinChannelTxnId: unmatched?.reference ?? payin?.channel_txn_id ?? '',
     amount: row.amount,
     currency: row.currency,
   };

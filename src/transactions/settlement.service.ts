@@ -14,6 +14,7 @@ import { callbackBodyOf } from '../callbacks/callback-body.ts';
 import { callbackBody } from '../callbacks/signature.ts';
 import { enqueueDeliveries } from '../callbacks/outbox.repository.ts';
 import { moveFinals, reversePayout } from '../wallet/wallet.service.ts';
+import { fromSuspense, suspenseRefundsSettled } from '../exceptions/suspense-refunds.ts';
 import { insertEvents, markFinal, markReversed, type TransactionRow } from './transactions.repository.ts';
 
 export interface SettlementOptions {
@@ -140,18 +141,22 @@ export class SettlementService implements SettlementSink {
       at,
     );
     const deliveries = new Map(called.map((txn, i) => [txn.payment_id, deliveryIds[i]!]));
+    // A refund from suspense is paid from suspense, not from a wallet, and settles its exception.
+    await suspenseRefundsSettled(tx, changed, at);
     // Money last: the wallet rows' locks are then held only until the commit.
     await moveFinals(
       tx,
       this.database,
-      changed.map((txn) => ({
+      changed
+        .filter((txn) => !fromSuspense(txn))
+        .map((txn) => ({
         kind: txn.kind,
         merchantId: txn.merchant_id,
         currency: txn.currency,
         amount: txn.amount,
         paymentId: txn.payment_id,
         success: txn.status === 'SUCCESS',
-      })),
+        })),
       this.options.payinFeeBps,
       at,
     );

@@ -243,3 +243,35 @@ export async function exactWallets(
     .execute();
   return rows.map((r) => ({ ...r, available: BigInt(r.available), held: BigInt(r.held) }));
 }
+
+/** Takes `amount` out of `available` when it covers it; false (nothing changed) when it does not. */
+export async function takeAvailable(
+  db: Kysely<Tables>,
+  merchantId: string,
+  currency: string,
+  amount: number,
+  at: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('wallets')
+    .set({ available: sql`available - ${amount}`, updated_at: at })
+    .where('merchant_id', '=', merchantId)
+    .where('currency', '=', currency)
+    .where('available', '>=', amount)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Sum of the entries of each external account given, per currency (as text: exact past 2^53). */
+export async function externalAccountSums(
+  db: Kysely<Tables>,
+  accounts: string[],
+): Promise<{ account: string; currency: string; total: bigint }[]> {
+  const rows = await db
+    .selectFrom('ledger_entries')
+    .select(['account', 'currency', sql<string>`cast(sum(amount) as text)`.as('total')])
+    .where('account', 'in', accounts)
+    .groupBy(['account', 'currency'])
+    .execute();
+  return rows.map((r) => ({ ...r, total: BigInt(r.total) }));
+}

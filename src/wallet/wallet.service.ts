@@ -31,7 +31,9 @@ import {
   releaseHeld,
   unbalancedJournals,
   walletAccountSums,
+  externalAccountSums,
 } from './wallet.repository.ts';
+import { outstandingSums } from '../live/exceptions.repository.ts';
 
 export interface Balance {
   currency: string;
@@ -50,13 +52,21 @@ export interface LedgerReport {
 
 type Db = Kysely<Tables>;
 
-const EXTERNAL = {
+/**
+ * The accounts on the other side of the wallets' journals. Their sign is the outside world's: money
+ * that came in is negative (`customer_payins`), money that went out positive (`bank_payouts`).
+ * `suspense` holds customers' money that no pay-in may keep (positive while held); `receivable` is
+ * what merchants owe back (negative while owed); `written_off` is what an operator dismissed.
+ */
+export const EXTERNAL = {
   funding: 'external:operator_funding',
   payins: 'external:customer_payins',
   fees: 'external:fees',
   payouts: 'external:bank_payouts',
   refunds: 'external:customer_refunds',
   receivable: 'external:receivable',
+  suspense: 'external:suspense',
+  writtenOff: 'external:written_off',
 } as const;
 
 /**
@@ -65,7 +75,7 @@ const EXTERNAL = {
  */
 export const BALANCE_LIMIT = Number.MAX_SAFE_INTEGER;
 
-function balanceLimit(): AppError {
+export function balanceLimit(): AppError {
   return new AppError(
     'BALANCE_LIMIT',
     `The balance would exceed ${BALANCE_LIMIT} paise, the most it can hold exactly`,
@@ -301,6 +311,31 @@ export class WalletService {
     return this.balance(merchantId, currency);
   }
 
+  /**
+   * Suspense and the receivable against the open exceptions that hold their money: suspense must
+   * equal what they hold, and the receivable what merchants owe (negative, the outside's sign).
+   */
+  private async heldByExceptions(): Promise<string[]> {
+    const problems: string[] = [];
+    const ledger = new Map<string, bigint>();
+    for (const r of await externalAccountSums(this.db, [EXTERNAL.suspense, EXTERNAL.receivable]))
+      ledger.set(`${r.account}/${r.currency}`, r.total);
+    const held = new Map<string, bigint>();
+    for (const r of await outstandingSums(this.db)) {
+      const account = r.holds === 'suspense' ? EXTERNAL.suspense : EXTERNAL.receivable;
+      held.set(`${account}/${r.currency}`, r.holds === 'suspense' ? r.total : -r.total);
+    }
+    for (const key of new Set([...ledger.keys(), ...held.keys()])) {
+      const inLedger = ledger.get(key) ?? 0n;
+      const inExceptions = held.get(key) ?? 0n;
+      if (inLedger !== inExceptions)
+        problems.push(
+          `${key.replace('/', ' ')} is ${inLedger} paise but the open exceptions that hold its money add up to ${inExceptions}`,
+        );
+    }
+    return problems;
+  }
+
   /** Checks that every journal balances and that every wallet equals the sum of its entries. */
   async verify(): Promise<LedgerReport> {
     const problems: string[] = [];
@@ -331,6 +366,7 @@ export class WalletService {
       if (!seen.has(key) && total !== 0n)
         problems.push(`entries for ${key} add up to ${total} paise but there is no such wallet`);
     }
+    problems.push(...(await this.heldByExceptions()));
     return {
       ok: problems.length === 0,
       journals: await countJournals(this.db),

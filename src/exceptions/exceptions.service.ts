@@ -1,0 +1,192 @@
+/**
+ * Resolving exceptions (CONTRACT §13). Each action runs in one database transaction that locks the
+ * exception first, so that two submissions of the same resolution (a double click, a repeated
+ * command, two operators at once) move money once: the second finds the exception resolved, or its
+ * refund in flight, and changes nothing. Every action that changes something is journaled (when
+ * money moves) and audited in the same transaction.
+ *
+ * - `refund`: customers' money in suspense goes back to the customer (`suspense-refunds.ts`); the
+ *   exception closes when the refund succeeds.
+ * - `credit`: money in suspense goes to a merchant's available balance.
+ * - `debit`: what a merchant owes (`external:receivable`) is taken from its available balance, as
+ *   far as it allows; the rest stays open.
+ * - `dismiss`: with a note; no merchant's or customer's money moves. Money the exception still
+ *   holds is written off (`external:written_off`), so that the ledger keeps accounting for it.
+ */
+import type { Database } from '../db/database.ts';
+import type { Tables } from '../db/schema.ts';
+import type { Kysely } from 'kysely';
+import { AppError } from '../errors.ts';
+import { formatAmount } from '../money.ts';
+import { insertAuditAction } from '../dashboard/dashboard.repository.ts';
+import { findException, lockException, updateException, type ExceptionRow } from '../live/exceptions.repository.ts';
+import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
+import { receivableFromMerchant, suspenseToMerchant, writeOff } from '../wallet/suspense.ledger.ts';
+import { startSuspenseRefund } from './suspense-refunds.ts';
+
+export const ACTIONS = ['refund', 'credit', 'debit', 'dismiss'] as const;
+export type ResolveAction = (typeof ACTIONS)[number];
+
+export interface ResolveRequest {
+  action: ResolveAction;
+  /** credit: the merchant to credit (default: the exception's); refund: whose records keep a refund of money no merchant received. */
+  merchantId?: string | null;
+  note?: string | null;
+  /** A user's email, or `cli`. */
+  actor: string;
+}
+
+export interface Resolved {
+  exception: ExceptionRow;
+  /** False when the request found its work done already (a repeat) or nothing to take (a debit). */
+  changed: boolean;
+  /** What happened, in one line. */
+  message: string;
+}
+
+/** The longest note kept. */
+export const NOTE_MAX = 500;
+
+function bad(message: string): AppError {
+  return new AppError('BAD_REQUEST', message);
+}
+
+export class ExceptionService {
+  constructor(
+    private readonly database: Pick<Database, 'db' | 'lockRows'>,
+    private readonly refunds: (channel: string) => boolean,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(id: number): Promise<ExceptionRow | undefined> {
+    return findException(this.database.db, id);
+  }
+
+  async resolve(id: number, r: ResolveRequest): Promise<Resolved> {
+    if (!Number.isSafeInteger(id) || id <= 0) throw bad(`There is no exception ${String(id)}.`);
+    if (!ACTIONS.includes(r.action)) throw bad(`The action must be one of ${ACTIONS.join(', ')}.`);
+    const note = r.note?.trim() || null;
+    if (note !== null && (note.length > NOTE_MAX || note.includes('\u0000')))
+      throw bad(`The note must be at most ${NOTE_MAX} characters.`);
+    if (r.action === 'dismiss' && note === null) throw bad('A note is required to dismiss an exception.');
+    return this.database.db.transaction().execute(async (tx) => {
+      const e = await lockException(tx, id);
+      if (!e) throw bad(`There is no exception ${id}.`);
+      const result = await this.apply(tx, e, { ...r, note });
+      if (result.changed) {
+        await insertAuditAction(tx, {
+          at: this.now(),
+          actor: r.actor,
+          action: `exception_${r.action}`,
+          merchant_id: result.exception.merchant_id,
+          detail: `exception ${e.id} (${e.kind}): ${result.message}${note ? `; note: ${note}` : ''}`.slice(0, 1000),
+        });
+      }
+      return result;
+    });
+  }
+
+  private async apply(tx: Kysely<Tables>, e: ExceptionRow, r: ResolveRequest): Promise<Resolved> {
+    const at = this.now();
+    const unchanged = (message: string): Resolved => ({ exception: e, changed: false, message });
+    // Whether the action fits the exception's kind, before anything about its state.
+    if ((r.action === 'refund' || r.action === 'credit') && e.holds !== 'suspense')
+      throw bad(
+        `Exception ${e.id} (${e.kind}) holds no customer's money in suspense: it can be ${e.holds === 'receivable' ? 'debited or dismissed' : 'dismissed only'}.`,
+      );
+    if (r.action === 'debit' && e.holds !== 'receivable')
+      throw bad(
+        `Exception ${e.id} (${e.kind}) holds no merchant's debt: it can be ${e.holds === 'suspense' ? 'refunded, credited or dismissed' : 'dismissed only'}.`,
+      );
+    if (e.resolved_at !== null) {
+      if (e.resolution === r.action) return unchanged(`exception ${e.id} was resolved by ${r.action} already`);
+      throw new AppError('INVALID_STATE', `Exception ${e.id} is resolved already (${e.resolution}).`);
+    }
+    if (e.refund_id !== null) {
+      if (r.action === 'refund') return unchanged(`the refund ${e.refund_id} of exception ${e.id} is in flight already`);
+      throw new AppError(
+        'INVALID_STATE',
+        `The refund ${e.refund_id} of exception ${e.id} is in flight: nothing else is done with its money until it is final.`,
+      );
+    }
+    const money = { currency: e.currency, paymentId: e.payment_id };
+    switch (r.action) {
+      case 'refund': {
+        if (!this.refunds(e.provider))
+          throw bad(`Refunds through the ${e.provider} channel are not available on this gateway.`);
+        const merchantId = e.merchant_id ?? (await this.merchant(tx, r.merchantId, 'refund'));
+        const refundId = await startSuspenseRefund(tx, e, merchantId, r.actor, at);
+        return this.after(tx, e.id, true, `refund ${refundId} of ${formatAmount(e.outstanding)} to the customer started`);
+      }
+      case 'credit': {
+        const merchantId = await this.merchant(tx, r.merchantId ?? e.merchant_id, 'credit');
+        await suspenseToMerchant(tx, { ...money, merchantId, amount: e.outstanding }, at);
+        await updateException(tx, e.id, {
+          outstanding: 0,
+          resolved_at: at,
+          resolved_by: r.actor,
+          resolution: 'credit',
+          note: r.note ?? null,
+          merchant_id: merchantId,
+        });
+        return this.after(tx, e.id, true, `credited ${formatAmount(e.outstanding)} to merchant ${merchantId}`);
+      }
+      case 'debit': {
+        const merchantId = e.merchant_id!;
+        if (r.merchantId && r.merchantId !== merchantId)
+          throw bad(`Exception ${e.id} is a debt of merchant ${merchantId}, not of ${r.merchantId}.`);
+        const balances = await lockAvailable(tx, this.database, [{ merchantId, currency: e.currency }]);
+        const available = balances.get(walletKey({ merchantId, currency: e.currency })) ?? 0;
+        const taken = Math.min(available, e.outstanding);
+        if (taken <= 0)
+          return unchanged(`merchant ${merchantId} has nothing available; ${formatAmount(e.outstanding)} is still owed`);
+        await receivableFromMerchant(tx, { ...money, merchantId, amount: taken }, at);
+        const rest = e.outstanding - taken;
+        await updateException(
+          tx,
+          e.id,
+          rest === 0
+            ? { outstanding: 0, resolved_at: at, resolved_by: r.actor, resolution: 'debit', note: r.note ?? null }
+            : { outstanding: rest, note: r.note ?? e.note },
+        );
+        return this.after(
+          tx,
+          e.id,
+          true,
+          `debited ${formatAmount(taken)} from merchant ${merchantId}${rest > 0 ? `; ${formatAmount(rest)} is still owed` : ''}`,
+        );
+      }
+      case 'dismiss': {
+        if (e.holds !== null && e.outstanding > 0)
+          await writeOff(tx, e.holds, { ...money, merchantId: e.merchant_id, amount: e.outstanding }, at);
+        await updateException(tx, e.id, {
+          outstanding: 0,
+          resolved_at: at,
+          resolved_by: r.actor,
+          resolution: 'dismiss',
+          note: r.note ?? null,
+        });
+        return this.after(
+          tx,
+          e.id,
+          true,
+          e.holds !== null && e.outstanding > 0 ? `dismissed; ${formatAmount(e.outstanding)} written off` : 'dismissed',
+        );
+      }
+    }
+  }
+
+  private async after(tx: Kysely<Tables>, id: number, changed: boolean, message: string): Promise<Resolved> {
+    const exception = await lockException(tx, id);
+    return { exception: exception!, changed, message };
+  }
+
+  /** The merchant an action names, which must exist. */
+  private async merchant(tx: Kysely<Tables>, merchantId: string | null | undefined, action: string): Promise<string> {
+    if (!merchantId)
+      throw bad(`This exception's money was paid to no merchant here: name the merchant to ${action} (--merchant).`);
+    const m = await tx.selectFrom('merchants').select('id').where('id', '=', merchantId).executeTakeFirst();
+    if (!m) throw bad(`There is no merchant ${merchantId}.`);
+    return m.id;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Refunds from suspense (CONTRACT §12, §13): customers' money that no pay-in may keep goes back to
+ * the customer through the ordinary refund path, as a refund transaction that names no pay-in
+ * (`refund_of` null, so it counts against no pay-in's refundable amount), has no merchant refund
+ * number and no callback URL (no merchant callback), and is paid from suspense, not from a
+ * merchant's balance. While it is in flight its exception keeps the money in suspense and takes no
+ * other money action; it closes when the refund succeeds and stays open when the refund fails.
+ */
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+import { newPaymentId } from '../ids.ts';
+import { insertTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
+import { suspenseRefunded } from '../wallet/suspense.ledger.ts';
+import { exceptionsOfRefunds, updateException, type ExceptionRow } from '../live/exceptions.repository.ts';
+
+/** The `merchant_order_no` of a refund from suspense begins so: it is no merchant's refund number. */
+export const UNMATCHED_PREFIX = 'unmatched:';
+
+/** Whether a refund is a refund from suspense (it names no pay-in). */
+export function fromSuspense(txn: Pick<TransactionRow, 'kind' | 'refund_of'>): boolean {
+  return txn.kind === 'refund' && txn.refund_of === null;
+}
+
+/**
+ * Records the refund of an exception's money in suspense (PENDING, for the worker to hand to the
+ * exception's channel) and marks the exception's money as in flight. The caller holds the exception
+ * locked, has checked that it holds money and has no refund in flight, and names the merchant whose
+ * records keep the refund. Until the refund is final, `resolved_by` says who asked for it.
+ */
+export async function startSuspenseRefund(
+  tx: Kysely<Tables>,
+  e: ExceptionRow,
+  merchantId: string,
+  /** Who asked for it: a user's email, `cli`, or `auto` (AUTO_REFUND_UNMATCHED). */
+  by: string,
+  at: number,
+): Promise<string> {
+  const refundId = newPaymentId();
+  const row: TransactionRow = {
+    payment_id: refundId,
+    merchant_id: merchantId,
+    kind: 'refund',
+    flow: 'refund',
+    merchant_order_no: `${UNMATCHED_PREFIX}${refundId}`,
+    amount: e.outstanding,
+    currency: e.currency,
+    status: 'PENDING',
+    utr: '',
+    channel_txn_id: '',
+    channel: e.provider,
+    user_name: null,
+    user_phone: null,
+    user_email: null,
+    callback_url: null,
+    redirect_url: null,
+    receiver_name: null,
+    receiver_account_no: null,
+    receiver_ifsc: null,
+    request_hash: '',
+    response_json: '{}',
+    expires_at: null,
+    next_action_at: at,
+    lease_until: null,
+    created_at: at,
+    updated_at: at,
+    finalized_at: null,
+    upi_intent: null,
+    submit_attempts: 0,
+    not_found_at: null,
+    reversed_at: null,
+    refund_of: null,
+    reason: `unmatched payment ${e.reference} (exception ${e.id})`.slice(0, 100),
+  };
+  await insertTransactions(tx, [row]);
+  await updateException(tx, e.id, { refund_id: refundId, resolved_by: by });
+  return refundId;
+}
+
+/**
+ * Final statuses of refunds from suspense, inside the settlement's transaction: a SUCCESS moves the
+ * money from suspense to the customer and closes the exception; a FAILED moves nothing and leaves
+ * the exception open, its money in suspense, free for another action.
+ */
+export async function suspenseRefundsSettled(
+  tx: Kysely<Tables>,
+  refunds: TransactionRow[],
+  at: number,
+): Promise<void> {
+  const mine = refunds.filter(fromSuspense);
+  if (mine.length === 0) return;
+  const byRefund = new Map((await exceptionsOfRefunds(tx, mine.map((r) => r.payment_id))).map((e) => [e.refund_id!, e]));
+  for (const r of mine) {
+    const e = byRefund.get(r.payment_id);
+    if (r.status === 'SUCCESS') {
+      await suspenseRefunded(
+        tx,
+        { merchantId: r.merchant_id, currency: r.currency, amount: r.amount, paymentId: r.payment_id },
+        at,
+      );
+      if (e)
+        await updateException(tx, e.id, {
+          outstanding: Math.max(0, e.outstanding - r.amount),
+          resolved_at: at,
+          resolved_by: e.resolved_by ?? 'auto',
+          resolution: 'refund',
+        });
+    } else if (e) await updateException(tx, e.id, { refund_id: null, resolved_by: null });
+  }
+}
+
+/** The provider's payment a refund from suspense returns, and the pay-in it came for (if any). */
+export async function unmatchedPayment(
+  db: Kysely<Tables>,
+  refundId: string,
+): Promise<{ reference: string; paymentId: string } | null> {
+  const row = await db
+    .selectFrom('channel_exceptions')
+    .select(['reference', 'payment_id'])
+    .where('refund_id', '=', refundId)
+    .executeTakeFirst();
+  return row ? { reference: row.reference, paymentId: row.payment_id ?? '' } : null;
+}
