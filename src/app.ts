@@ -14,7 +14,7 @@ import { callbackRoutes } from './callbacks/callbacks.routes.ts';
 import { AuthFailureLimit, authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './errors.ts';
-import { countExceptions } from './live/exceptions.repository.ts';
+import { countExceptions, countOpenExceptions } from './live/exceptions.repository.ts';
 import {
   channelMetrics,
   createMetrics,
@@ -126,7 +126,11 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   });
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));
-  exceptionMetrics(metrics, () => countExceptions(database.db));
+  exceptionMetrics(
+    metrics,
+    () => countExceptions(database.db),
+    () => countOpenExceptions(database.db),
+  );
   services.payouts.onCreated = () => worker.created();
   services.refunds.onCreated = () => worker.created();
   const dispatcher = new CallbackDispatcher(database, config, {

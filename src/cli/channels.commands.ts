@@ -1,8 +1,6 @@
-/** `channels …`: the live channels' credentials and what they reported that did not fit. */
+/** `channels check`: the live channels' credentials. */
 import { notificationReachWarning } from '../live/public-url.ts';
 import { liveChannels } from '../services.ts';
-import { formatAmount, toRupees } from '../money.ts';
-import { exceptionAmountText, listExceptions } from '../live/exceptions.repository.ts';
 import { table, withDatabase, type CommandSpec } from './command.ts';
 
 export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
@@ -37,44 +35,6 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
         ) + warnings.map((w) => `\nwarning: ${w}`).join(''),
       );
       return results.every((r) => r.ok) ? 0 : 1;
-    },
-  },
-  'channels exceptions': {
-    summary:
-      'the latest 100 channel exceptions: amount mismatches, late payments, unknown references, reversals, stuck',
-    options: {},
-    async run({ config, out }) {
-      const exceptions = await withDatabase(config, (d) => listExceptions(d.db, 100));
-      out(
-        {
-          exceptions: exceptions.map((e) => ({
-            id: e.id,
-            kind: e.kind,
-            channel: e.provider,
-            payment_id: e.payment_id,
-            reference: e.reference,
-            amount: e.amount === null ? null : toRupees(e.amount),
-            // Set when the provider sent an amount that could not be read (amount is then null).
-            amount_unreadable: e.amount_text,
-            detail: e.detail,
-            created_at: new Date(e.created_at).toISOString(),
-          })),
-        },
-        exceptions.length
-          ? table(
-              ['CREATED_AT', 'KIND', 'CHANNEL', 'PAYMENT_ID', 'AMOUNT', 'DETAIL'],
-              exceptions.map((e) => [
-                new Date(e.created_at).toISOString(),
-                e.kind,
-                e.provider,
-                e.payment_id ?? '-',
-                exceptionAmountText(e, formatAmount),
-                e.detail,
-              ]),
-            )
-          : 'no channel exceptions',
-      );
-      return 0;
     },
   },
 };

@@ -9,6 +9,7 @@ import { WALLET_COMMANDS } from './wallet.commands.ts';
 import { CALLBACK_COMMANDS } from './callbacks.commands.ts';
 import { REFUND_COMMANDS } from './refund.commands.ts';
 import { CHANNEL_COMMANDS } from './channels.commands.ts';
+import { EXCEPTION_COMMANDS } from './exceptions.commands.ts';
 import { USER_COMMANDS } from './user.commands.ts';
 import { RECONCILE_COMMANDS } from './reconcile.commands.ts';
 
@@ -19,6 +20,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   ...CALLBACK_COMMANDS,
   ...REFUND_COMMANDS,
   ...CHANNEL_COMMANDS,
+  ...EXCEPTION_COMMANDS,
   ...USER_COMMANDS,
   ...RECONCILE_COMMANDS,
 };

@@ -19,7 +19,12 @@ import type { Kysely } from 'kysely';
 import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
 import { insertAuditAction } from '../dashboard/dashboard.repository.ts';
-import { findException, lockException, updateException, type ExceptionRow } from '../live/exceptions.repository.ts';
+import {
+  findException,
+  lockException,
+  updateException,
+  type ExceptionRow,
+} from '../live/exceptions.repository.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
 import { receivableFromMerchant, suspenseToMerchant, writeOff } from '../wallet/suspense.ledger.ts';
 import { startSuspenseRefund } from './suspense-refunds.ts';
@@ -79,7 +84,10 @@ export class ExceptionService {
           actor: r.actor,
           action: `exception_${r.action}`,
           merchant_id: result.exception.merchant_id,
-          detail: `exception ${e.id} (${e.kind}): ${result.message}${note ? `; note: ${note}` : ''}`.slice(0, 1000),
+          detail: `exception ${e.id} (${e.kind}): ${result.message}${note ? `; note: ${note}` : ''}`.slice(
+            0,
+            1000,
+          ),
         });
       }
       return result;
@@ -99,11 +107,13 @@ export class ExceptionService {
         `Exception ${e.id} (${e.kind}) holds no merchant's debt: it can be ${e.holds === 'suspense' ? 'refunded, credited or dismissed' : 'dismissed only'}.`,
       );
     if (e.resolved_at !== null) {
-      if (e.resolution === r.action) return unchanged(`exception ${e.id} was resolved by ${r.action} already`);
+      if (e.resolution === r.action)
+        return unchanged(`exception ${e.id} was resolved by ${r.action} already`);
       throw new AppError('INVALID_STATE', `Exception ${e.id} is resolved already (${e.resolution}).`);
     }
     if (e.refund_id !== null) {
-      if (r.action === 'refund') return unchanged(`the refund ${e.refund_id} of exception ${e.id} is in flight already`);
+      if (r.action === 'refund')
+        return unchanged(`the refund ${e.refund_id} of exception ${e.id} is in flight already`);
       throw new AppError(
         'INVALID_STATE',
         `The refund ${e.refund_id} of exception ${e.id} is in flight: nothing else is done with its money until it is final.`,
@@ -116,7 +126,12 @@ export class ExceptionService {
           throw bad(`Refunds through the ${e.provider} channel are not available on this gateway.`);
         const merchantId = e.merchant_id ?? (await this.merchant(tx, r.merchantId, 'refund'));
         const refundId = await startSuspenseRefund(tx, e, merchantId, r.actor, at);
-        return this.after(tx, e.id, true, `refund ${refundId} of ${formatAmount(e.outstanding)} to the customer started`);
+        return this.after(
+          tx,
+          e.id,
+          true,
+          `refund ${refundId} of ${formatAmount(e.outstanding)} to the customer started`,
+        );
       }
       case 'credit': {
         const merchantId = await this.merchant(tx, r.merchantId ?? e.merchant_id, 'credit');
@@ -129,7 +144,12 @@ export class ExceptionService {
           note: r.note ?? null,
           merchant_id: merchantId,
         });
-        return this.after(tx, e.id, true, `credited ${formatAmount(e.outstanding)} to merchant ${merchantId}`);
+        return this.after(
+          tx,
+          e.id,
+          true,
+          `credited ${formatAmount(e.outstanding)} to merchant ${merchantId}`,
+        );
       }
       case 'debit': {
         const merchantId = e.merchant_id!;
@@ -139,14 +159,22 @@ export class ExceptionService {
         const available = balances.get(walletKey({ merchantId, currency: e.currency })) ?? 0;
         const taken = Math.min(available, e.outstanding);
         if (taken <= 0)
-          return unchanged(`merchant ${merchantId} has nothing available; ${formatAmount(e.outstanding)} is still owed`);
+          return unchanged(
+            `merchant ${merchantId} has nothing available; ${formatAmount(e.outstanding)} is still owed`,
+          );
         await receivableFromMerchant(tx, { ...money, merchantId, amount: taken }, at);
         const rest = e.outstanding - taken;
         await updateException(
           tx,
           e.id,
           rest === 0
-            ? { outstanding: 0, resolved_at: at, resolved_by: r.actor, resolution: 'debit', note: r.note ?? null }
+            ? {
+                outstanding: 0,
+                resolved_at: at,
+                resolved_by: r.actor,
+                resolution: 'debit',
+                note: r.note ?? null,
+              }
             : { outstanding: rest, note: r.note ?? e.note },
         );
         return this.after(
@@ -170,7 +198,9 @@ export class ExceptionService {
           tx,
           e.id,
           true,
-          e.holds !== null && e.outstanding > 0 ? `dismissed; ${formatAmount(e.outstanding)} written off` : 'dismissed',
+          e.holds !== null && e.outstanding > 0
+            ? `dismissed; ${formatAmount(e.outstanding)} written off`
+            : 'dismissed',
         );
       }
     }
@@ -182,9 +212,15 @@ export class ExceptionService {
   }
 
   /** The merchant an action names, which must exist. */
-  private async merchant(tx: Kysely<Tables>, merchantId: string | null | undefined, action: string): Promise<string> {
+  private async merchant(
+    tx: Kysely<Tables>,
+    merchantId: string | null | undefined,
+    action: string,
+  ): Promise<string> {
     if (!merchantId)
-      throw bad(`This exception's money was paid to no merchant here: name the merchant to ${action} (--merchant).`);
+      throw bad(
+        `This exception's money was paid to no merchant here: name the merchant to ${action} (--merchant).`,
+      );
     const m = await tx.selectFrom('merchants').select('id').where('id', '=', merchantId).executeTakeFirst();
     if (!m) throw bad(`There is no merchant ${merchantId}.`);
     return m.id;

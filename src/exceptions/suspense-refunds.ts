@@ -88,7 +88,14 @@ export async function suspenseRefundsSettled(
 ): Promise<void> {
   const mine = refunds.filter(fromSuspense);
   if (mine.length === 0) return;
-  const byRefund = new Map((await exceptionsOfRefunds(tx, mine.map((r) => r.payment_id))).map((e) => [e.refund_id!, e]));
+  const byRefund = new Map(
+    (
+      await exceptionsOfRefunds(
+        tx,
+        mine.map((r) => r.payment_id),
+      )
+    ).map((e) => [e.refund_id!, e]),
+  );
   for (const r of mine) {
     const e = byRefund.get(r.payment_id);
     if (r.status === 'SUCCESS') {

@@ -63,10 +63,32 @@ export function channelMetrics(
 export function exceptionMetrics(
   metrics: Metrics,
   count: () => Promise<{ kind: string; count: number }[]>,
+  countOpen?: () => Promise<{ kind: string; count: number }[]>,
+): void {
+  exceptionGauge(
+    metrics,
+    'paygate_channel_exceptions',
+    'Channel exceptions kept for the operator, by kind (paygate channels exceptions lists them)',
+    count,
+  );
+  if (countOpen)
+    exceptionGauge(
+      metrics,
+      'paygate_channel_exceptions_open',
+      'Exceptions not resolved yet, by kind (paygate channels exceptions --open lists them)',
+      countOpen,
+    );
+}
+
+function exceptionGauge(
+  metrics: Metrics,
+  name: string,
+  help: string,
+  count: () => Promise<{ kind: string; count: number }[]>,
 ): void {
   new Gauge({
-    name: 'paygate_channel_exceptions',
-    help: 'Channel exceptions kept for the operator, by kind (paygate channels exceptions lists them)',
+    name,
+    help,
     labelNames: ['kind'] as const,
     registers: [metrics.registry],
     async collect() {

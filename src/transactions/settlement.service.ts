@@ -150,12 +150,12 @@ export class SettlementService implements SettlementSink {
       changed
         .filter((txn) => !fromSuspense(txn))
         .map((txn) => ({
-        kind: txn.kind,
-        merchantId: txn.merchant_id,
-        currency: txn.currency,
-        amount: txn.amount,
-        paymentId: txn.payment_id,
-        success: txn.status === 'SUCCESS',
+          kind: txn.kind,
+          merchantId: txn.merchant_id,
+          currency: txn.currency,
+          amount: txn.amount,
+          paymentId: txn.payment_id,
+          success: txn.status === 'SUCCESS',
         })),
       this.options.payinFeeBps,
       at,

@@ -104,7 +104,9 @@ export async function receivableFromMerchant(
     at,
   );
   if (!(await takeAvailable(db, m.merchantId, m.currency, m.amount, at)))
-    throw new Error(`available balance of merchant ${m.merchantId} does not cover a debit of ${m.amount} paise`);
+    throw new Error(
+      `available balance of merchant ${m.merchantId} does not cover a debit of ${m.amount} paise`,
+    );
 }
 
 /** What an operator dismissed while it still held money: it leaves suspense or the receivable as written off. */
