@@ -12,6 +12,7 @@ import { developerRoutes } from './routes/access.routes.ts';
 import { dashboardContext, failure, SECURITY_HEADERS, type DashboardOptions } from './routes/http.ts';
 import { merchantRoutes } from './routes/merchants.routes.ts';
 import { operationsRoutes } from './routes/operations.routes.ts';
+import { exceptionRoutes } from './routes/exceptions.routes.ts';
 import { overviewRoutes } from './routes/overview.routes.ts';
 import { reconcileRoutes } from './routes/reconcile.routes.ts';
 import { operatorOnly, signedIn, signInRoutes, signOutRoutes } from './routes/session.routes.ts';
@@ -111,6 +112,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       ops.addHook('preHandler', operatorOnly);
       merchantRoutes(ops, ctx);
       operationsRoutes(ops, ctx);
+      exceptionRoutes(ops, ctx);
       reconcileRoutes(ops, ctx);
       userRoutes(ops, ctx);
     });

@@ -8,7 +8,8 @@ import type { Config } from '../config.ts';
 import type { MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
-import { listExceptions } from '../live/exceptions.repository.ts';
+import { countOpenExceptions, listExceptions } from '../live/exceptions.repository.ts';
+import type { ResolveAction } from '../exceptions/exceptions.service.ts';
 import { findRun, listRuns, runMismatches } from '../reconcile/reconcile.repository.ts';
 import { lastNotifications } from '../live/notifications.repository.ts';
 import {
@@ -303,6 +304,51 @@ export class DashboardService {
 
   exceptions() {
     return listExceptions(this.db, 200);
+  }
+
+  /** How many exceptions are open (the overview's count). */
+  async openExceptions(): Promise<number> {
+    return (await countOpenExceptions(this.db)).reduce((sum, k) => sum + k.count, 0);
+  }
+
+  async exception(id: number) {
+    const e = await this.services.exceptions.get(id);
+    if (!e) throw new AppError('BAD_REQUEST', `There is no exception ${id}.`);
+    return e;
+  }
+
+  checkResolution(id: number, action: ResolveAction, fields: { merchant: string; note: string }) {
+    return this.services.exceptions.check(id, {
+      action,
+      merchantId: fields.merchant || null,
+      note: fields.note,
+      actor: '',
+    });
+  }
+
+  /**
+   * Resolves an exception as the user (journaled and audited by the exception service). A money
+   * action's confirmation form is taken once (`formId`): posted again, it is 409 and moves nothing.
+   */
+  async resolveException(
+    user: DashboardUser,
+    id: number,
+    action: ResolveAction,
+    fields: { merchant: string; note: string },
+    formId: string | null,
+  ) {
+    const at = this.now();
+    if (formId !== null && !(await takeForm(this.db, formId, at, at - FORM_MEMORY_MS)))
+      throw new AppError(
+        'INVALID_STATE',
+        'This confirmation was sent already; the exception was resolved once.',
+      );
+    return this.services.exceptions.resolve(id, {
+      action,
+      merchantId: fields.merchant || null,
+      note: fields.note,
+      actor: user.email,
+    });
   }
 
   reconcileRuns(limit: number, beforeId?: number) {

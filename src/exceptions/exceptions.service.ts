@@ -68,12 +68,7 @@ export class ExceptionService {
   }
 
   async resolve(id: number, r: ResolveRequest): Promise<Resolved> {
-    if (!Number.isSafeInteger(id) || id <= 0) throw bad(`There is no exception ${String(id)}.`);
-    if (!ACTIONS.includes(r.action)) throw bad(`The action must be one of ${ACTIONS.join(', ')}.`);
-    const note = r.note?.trim() || null;
-    if (note !== null && (note.length > NOTE_MAX || note.includes('\u0000')))
-      throw bad(`The note must be at most ${NOTE_MAX} characters.`);
-    if (r.action === 'dismiss' && note === null) throw bad('A note is required to dismiss an exception.');
+    const note = this.checkInput(id, r);
     return this.database.db.transaction().execute(async (tx) => {
       const e = await lockException(tx, id);
       if (!e) throw bad(`There is no exception ${id}.`);
@@ -94,10 +89,40 @@ export class ExceptionService {
     });
   }
 
-  private async apply(tx: Kysely<Tables>, e: ExceptionRow, r: ResolveRequest): Promise<Resolved> {
-    const at = this.now();
-    const unchanged = (message: string): Resolved => ({ exception: e, changed: false, message });
-    // Whether the action fits the exception's kind, before anything about its state.
+  /**
+   * Whether `resolve` would take this request, without doing it (the console asks before its
+   * confirmation step): throws what `resolve` would throw; a repeat passes.
+   */
+  async check(id: number, r: ResolveRequest): Promise<void> {
+    const note = this.checkInput(id, r);
+    const e = await findException(this.database.db, id);
+    if (!e) throw bad(`There is no exception ${id}.`);
+    if (this.refusal(e, r) !== null) return;
+    if (r.action === 'credit') await this.merchant(this.database.db, r.merchantId || e.merchant_id, 'credit');
+    if (r.action === 'refund') {
+      if (!this.refunds(e.provider))
+        throw bad(`Refunds through the ${e.provider} channel are not available on this gateway.`);
+      if (e.merchant_id === null) await this.merchant(this.database.db, r.merchantId, 'refund');
+    }
+    void note;
+  }
+
+  /** The request's own values: the id, the action, the note. Answers the note, trimmed, or null. */
+  private checkInput(id: number, r: ResolveRequest): string | null {
+    if (!Number.isSafeInteger(id) || id <= 0) throw bad(`There is no exception ${String(id)}.`);
+    if (!ACTIONS.includes(r.action)) throw bad(`The action must be one of ${ACTIONS.join(', ')}.`);
+    const note = r.note?.trim() || null;
+    if (note !== null && (note.length > NOTE_MAX || note.includes('\u0000')))
+      throw bad(`The note must be at most ${NOTE_MAX} characters.`);
+    if (r.action === 'dismiss' && note === null) throw bad('A note is required to dismiss an exception.');
+    return note;
+  }
+
+  /**
+   * Why the action does not fit the exception (thrown), or the answer to a repeat of what was done
+   * already (a resolution by the same action, a refund in flight), or null when it may go ahead.
+   */
+  private refusal(e: ExceptionRow, r: ResolveRequest): Resolved | null {
     if ((r.action === 'refund' || r.action === 'credit') && e.holds !== 'suspense')
       throw bad(
         `Exception ${e.id} (${e.kind}) holds no customer's money in suspense: it can be ${e.holds === 'receivable' ? 'debited or dismissed' : 'dismissed only'}.`,
@@ -106,6 +131,7 @@ export class ExceptionService {
       throw bad(
         `Exception ${e.id} (${e.kind}) holds no merchant's debt: it can be ${e.holds === 'suspense' ? 'refunded, credited or dismissed' : 'dismissed only'}.`,
       );
+    const unchanged = (message: string): Resolved => ({ exception: e, changed: false, message });
     if (e.resolved_at !== null) {
       if (e.resolution === r.action)
         return unchanged(`exception ${e.id} was resolved by ${r.action} already`);
@@ -119,6 +145,14 @@ export class ExceptionService {
         `The refund ${e.refund_id} of exception ${e.id} is in flight: nothing else is done with its money until it is final.`,
       );
     }
+    return null;
+  }
+
+  private async apply(tx: Kysely<Tables>, e: ExceptionRow, r: ResolveRequest): Promise<Resolved> {
+    const at = this.now();
+    const unchanged = (message: string): Resolved => ({ exception: e, changed: false, message });
+    const repeat = this.refusal(e, r);
+    if (repeat) return repeat;
     const money = { currency: e.currency, paymentId: e.payment_id };
     switch (r.action) {
       case 'refund': {

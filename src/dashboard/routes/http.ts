@@ -58,6 +58,7 @@ const DONE: Record<string, string> = {
   resent: 'The callback is queued and will be sent in a moment.',
   refunded: 'The refund is created and its amount held; it settles in a moment.',
   credited: 'The wallet is credited.',
+  resolved: 'The exception is resolved, or its refund is on its way.',
   disabled: 'The merchant is disabled: its API key is refused from now on.',
   enabled: 'The merchant is enabled again.',
   callback: 'The default callback URL is saved.',

@@ -1,20 +1,10 @@
-/** The operators' checks: channel exceptions, the ledger check and the audit log. */
+/** The operators' checks: the ledger check and the audit log. */
 import type { FastifyInstance } from 'fastify';
 import { page } from '../views/layout.ts';
-import { activityTable, exceptionsBody, notificationsCard, verifyBody } from '../views/manage.ts';
+import { activityTable, verifyBody } from '../views/manage.ts';
 import { html, type DashboardContext } from './http.ts';
 
 export function operationsRoutes(ops: FastifyInstance, { dashboard, frame }: DashboardContext): void {
-  ops.get('/exceptions', { schema: { hide: true } }, async (req, reply) =>
-    html(
-      reply,
-      200,
-      page(
-        frame(req, 'exceptions', 'Channel exceptions'),
-        notificationsCard(await dashboard.lastNotifications()) + exceptionsBody(await dashboard.exceptions()),
-      ),
-    ),
-  );
   ops.get('/verify', { schema: { hide: true } }, async (req, reply) =>
     html(reply, 200, page(frame(req, 'verify', 'Ledger check'), verifyBody(await dashboard.verify()))),
   );

@@ -31,10 +31,16 @@ export function overviewRoutes(app: FastifyInstance, ctx: DashboardContext): voi
         : currencyPicker
           ? `<form class="card inline" method="get" action="/dashboard">${currencyPicker}<button class="btn secondary" type="submit">Show</button></form>`
           : '';
+    // The operator sees what waits for them: every open exception.
+    const open = u.role === 'operator' ? await dashboard.openExceptions() : 0;
+    const waiting =
+      u.role === 'operator'
+        ? `<p class="card" id="open-exceptions"><a href="/dashboard/exceptions">${open} open exception${open === 1 ? '' : 's'}</a></p>`
+        : '';
     return html(
       reply,
       200,
-      page(frame(req, 'overview', 'Overview'), overviewBody(wallets, days, picker, currency)),
+      page(frame(req, 'overview', 'Overview'), waiting + overviewBody(wallets, days, picker, currency)),
     );
   });
 

@@ -1,10 +1,9 @@
 /**
  * The ledger, the developers' page (keys, secret, callback URL), and the operator's pages:
- * merchants, one merchant, channel exceptions, the ledger check and the activity log.
+ * merchants, one merchant, the ledger check and the activity log.
  */
 import type { MerchantTable } from '../../db/schema.ts';
 import { base62 } from '../../ids.ts';
-import type { ExceptionRow } from '../../live/exceptions.repository.ts';
 import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { LedgerReport } from '../../wallet/wallet.service.ts';
 import type { DashboardUser } from '../accounts.service.ts';
@@ -150,18 +149,6 @@ export function notificationsCard(rows: { provider: string; at: number | null }[
     .map((r) => `<dt>${esc(r.provider)}</dt><dd>${r.at === null ? 'none yet' : timeCell(r.at)}</dd>`)
     .join('');
   return `<section class="card" aria-labelledby="notified-h"><h2 id="notified-h">Last verified notification (IST)</h2><dl class="facts">${items}</dl></section>`;
-}
-
-export function exceptionsBody(rows: ExceptionRow[]): string {
-  return scrollTable(
-    'Channel exceptions',
-    ['Time (IST)', 'Kind', 'Provider', 'payment_id', 'Reference', '#Amount', 'Detail'],
-    rows.map(
-      (e) =>
-        `<tr><td>${timeCell(e.created_at)}</td><td>${esc(e.kind)}</td><td>${esc(e.provider)}</td><td>${e.payment_id ? `<a class="mono" href="/dashboard/transactions/${esc(e.payment_id)}">${esc(e.payment_id)}</a>` : ''}</td><td class="mono">${esc(e.reference)}</td><td class="num">${e.amount !== null ? money(e.amount) : e.amount_text !== null ? esc(`unreadable (${e.amount_text})`) : ''}</td><td>${esc(e.detail)}</td></tr>`,
-    ),
-    'No channel exceptions.',
-  );
 }
 
 export function verifyBody(report: LedgerReport): string {
