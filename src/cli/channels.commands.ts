@@ -1,7 +1,7 @@
 /** `channels check`: the live channels' credentials. */
 import { notificationReachWarning } from '../live/public-url.ts';
 import { liveChannels } from '../services.ts';
-import { table, withDatabase, type CommandSpec } from './command.ts';
+import { table, type CommandSpec } from './command.ts';
 
 export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
   'channels check': {
