@@ -74,8 +74,10 @@ for (const kind of DATABASES) {
       l.cashfree.ending = 'never';
       const id = await payout(l, 9);
       await l.waitStatus('payout', id, 'PROCESSING');
-      const t = l.cashfree.transfers.get(id)!;
-      Object.assign(t, { status: 'SUCCESS', transfer_utr: '999988887777' });
+      // The webhook tells of a SUCCESS the fake does not show yet: the worker's polls (every 400 ms)
+      // must not settle the payout while the refused signatures are sent.
+      const stored = l.cashfree.transfers.get(id)!;
+      const t = { ...stored, status: 'SUCCESS', transfer_utr: '999988887777' };
       const raw = JSON.stringify(l.cashfree.webhookBody('TRANSFER_SUCCESS', t));
       const now = String(Date.now());
       const old = String(Date.now() - 60_000);
@@ -91,6 +93,7 @@ for (const kind of DATABASES) {
       assert.equal(await send(now, l.cashfree.sign(old, raw)), 401);
       assert.equal(await send(ahead, l.cashfree.sign(ahead, raw)), 401);
       assert.equal((await l.status('payout', id)).status, 'PROCESSING');
+      Object.assign(stored, { status: 'SUCCESS', transfer_utr: '999988887777' });
       assert.equal(await send(now, l.cashfree.sign(now, raw)), 200);
       await l.waitStatus('payout', id, 'SUCCESS');
     });

@@ -132,7 +132,9 @@ describe('live pay-ins against the fake Setu behind its document', () => {
         const l = live();
         const id = await payin(l);
         const qr = setu.qrFor(id)!;
-        const payment = await setu.pay(id, { notify: false, keepActive: true });
+        // In progress at the fake until the good notification: the worker's polls (every 300 ms) must
+        // not settle the pay-in while the wrong notifications are sent.
+        const payment = await setu.pay(id, { status: 'pending', notify: false });
         const good = setu.event('payment.success', qr, payment);
         const { productInstanceId: _qr, ...noQr } = good;
         const wrongs = [
@@ -155,6 +157,7 @@ describe('live pay-ins against the fake Setu behind its document', () => {
         assert.equal(l.receiver.forPayment(id).length, 0);
         // The same payment with everything that names it settles it.
         assert.equal(good.merchantVpa, LIVE_VPA);
+        await setu.finish(payment, 'success', false);
         assert.equal(await setu.send(JSON.stringify(good)), 200);
         assert.equal((await l.waitStatus('payin', id, 'SUCCESS')).utr, payment.rrn);
       });
