@@ -105,7 +105,7 @@ export async function reschedule(
  * Gives back a PENDING payout a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
  * this step made no send the channel may have acted on, so the claim's count of it is taken back.
  * `notFoundAt`: when the channel was first found not to know the payout (null clears it).
- * `sentAt`: when this step's send, whose outcome is unknown, was made (kept as `updated_at`).
+ * `sentAt`: when this step's send, which got no answer, was made (kept as `updated_at`).
  */
 export async function reschedulePending(
   db: Kysely<Tables>,

@@ -48,11 +48,12 @@ export const IN_TRANSIT_MS = 120_000;
  * count (`updated_at` dates it); until then it is read with a backoff that doubles from that send.
  */
 export function notFoundWait(
-  row: Pick<TransactionRow, 'not_found_at' | 'updated_at'>,
+  row: Pick<TransactionRow, 'not_found_at' | 'updated_at' | 'created_at'>,
   now: number,
   readGap: number,
 ): { at: number; notFoundAt: number | null } | null {
-  const countsFrom = row.updated_at + IN_TRANSIT_MS;
+  // A PENDING payout's updated_at moves only when an unanswered send (or a lost step) dates it.
+  const countsFrom = row.updated_at > row.created_at ? row.updated_at + IN_TRANSIT_MS : 0;
   if (now < countsFrom)
     return { at: Math.min(countsFrom, now + Math.max(readGap, now - row.updated_at)), notFoundAt: null };
   const firstNotFound = row.not_found_at !== null && row.not_found_at >= countsFrom ? row.not_found_at : now;
