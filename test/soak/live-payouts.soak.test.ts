@@ -168,7 +168,7 @@ for (const kind of DATABASES) {
             return played.size === ids.length;
           };
           // A payout whose send went unanswered is not sent again for IN_TRANSIT_MS (two minutes).
-          await until(settled, 'every payout final', 540_000).catch(async (err: unknown) => {
+          await until(settled, 'every payout final', 900_000).catch(async (err: unknown) => {
             const open = await db
               .selectFrom('transactions')
               .select([
