@@ -209,6 +209,14 @@ for (const kind of DATABASES) {
             const n = fake.requests.filter((r) => r.method === 'POST' && r.body?.transfer_id === id).length;
             posts.set(n, (posts.get(n) ?? 0) + 1);
           }
+          for (const id of ids.filter((i) => fake.created.get(i) !== 1)) {
+            const calls = fake.requests.filter(
+              (r) => r.body?.transfer_id === id || r.query.get('transfer_id') === id,
+            );
+            console.log(
+              `${id}: ${calls.map((c) => `${c.method} ${c.answered ?? 'none'} ${c.at}`).join(', ')}`,
+            );
+          }
           for (const id of ids) assert.equal(fake.created.get(id), 1, `one transfer for ${id}`);
 
           const exceptions = await db
