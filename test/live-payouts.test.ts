@@ -283,6 +283,32 @@ describe('live payouts through the Cashfree document', () => {
         });
       });
 
+      describe('with a send that reaches Cashfree after Paygate gave up on it', () => {
+        // A request that takes effect after its caller left is not in the document: straight to the fake.
+        const late = useLive(kind, { CHANNEL_POLL_MS: '300', CHANNEL_TIMEOUT_MS: '1000' }, () => ({
+          fakes: { setu, cashfree },
+        }));
+
+        it('item 6: not-found reads while an unanswered send may still arrive never lead to a second transfer', async () => {
+          const l = late();
+          cashfree.webhooks = false;
+          const arrived = cashfree.lateArrivals;
+          // Paygate's POST times out after a second; Cashfree acts on it 8 s after it came.
+          cashfree.fail('transfer_create', { arriveAfterMs: 8000 });
+          const id = await payout(l, 68);
+          await until(() => cashfree.lateArrivals > arrived, 'the first send to take effect', 30_000);
+          const before = reads(cashfree, id);
+          assert.ok(
+            before.filter((r) => r.answered === 404).length >= 2,
+            `reads found nothing while it was on its way (${before.map((r) => r.answered).join(', ')})`,
+          );
+          assert.equal(posts(cashfree, id).length, 1, 'not sent again while the first send may arrive');
+          await l.waitStatus('payout', id, 'SUCCESS', 30_000);
+          assert.equal(posts(cashfree, id).length, 1, 'one POST reached the provider');
+          assert.equal(cashfree.created.get(id), 1);
+        });
+      });
+
       it('reports zero violations from the document', () => {
         assert.deepEqual(proxy.violations(), []);
         assert.ok(proxy.output().includes('Forwarding "post" request'));

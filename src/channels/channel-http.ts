@@ -109,6 +109,7 @@ export class ChannelHttp {
         this.channel,
         kind,
         `${this.channel} ${req.operation} at ${hostOf(req.url)}: ${kind === 'error' ? 'the request failed' : kind}`,
+        sent,
       );
     } finally {
       clearTimeout(timer);

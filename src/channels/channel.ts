@@ -123,6 +123,8 @@ export class ChannelFailure extends Error {
     readonly channel: string,
     readonly code: string,
     message: string,
+    /** No answer came (a timeout, a broken connection): the request may still reach the channel later. */
+    readonly unanswered = false,
   ) {
     super(message);
     this.name = 'ChannelFailure';

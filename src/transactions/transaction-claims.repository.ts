@@ -15,6 +15,10 @@ const DUE_TRANSACTIONS: WorkTable<'transactions'> = {
   // Each time a PENDING payout or refund is taken up to be sent: above one, an earlier attempt may have reached its channel.
   alsoSet: {
     submit_attempts: sql`submit_attempts + case when kind <> 'payin' and status = 'PENDING' then 1 else 0 end`,
+    // A PENDING payout whose last claim was never given back (its process stopped, or could not
+    // write): that step may have sent it, at the latest when its lease ran out. Dated so, it is
+    // not sent again before that send can no longer arrive (`notFoundWait`).
+    updated_at: sql`case when kind = 'payout' and status = 'PENDING' and lease_until is not null then lease_until else updated_at end`,
   },
 };
 
@@ -101,12 +105,13 @@ export async function reschedule(
  * Gives back a PENDING payout a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
  * this step made no send the channel may have acted on, so the claim's count of it is taken back.
  * `notFoundAt`: when the channel was first found not to know the payout (null clears it).
+ * `sentAt`: when this step's send, which got no answer, was made (kept as `updated_at`).
  */
 export async function reschedulePending(
   db: Kysely<Tables>,
   paymentId: string,
   nextActionAt: number,
-  change: { unsent: boolean; notFoundAt?: number | null },
+  change: { unsent: boolean; notFoundAt?: number | null; sentAt?: number },
 ): Promise<void> {
   await db
     .updateTable('transactions')
@@ -115,6 +120,7 @@ export async function reschedulePending(
       lease_until: null,
       ...(change.unsent && { submit_attempts: sql<number>`submit_attempts - 1` }),
       ...(change.notFoundAt !== undefined && { not_found_at: change.notFoundAt }),
+      ...(change.sentAt !== undefined && { updated_at: change.sentAt }),
     })
     .where('payment_id', '=', paymentId)
     .where('status', '=', 'PENDING')

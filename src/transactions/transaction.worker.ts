@@ -16,7 +16,7 @@ import { ChannelFailure, type Channel, type PayoutState } from '../channels/chan
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
 import { deleteOpening, OPENING, type TransactionRow } from './transactions.repository.ts';
-import { retryDelay, type WorkerLogger } from './worker-support.ts';
+import { notFoundWait, retryDelay, type WorkerLogger } from './worker-support.ts';
 import {
   claimDueTransactions,
   giveBackTransactions,
@@ -247,14 +247,14 @@ export class TransactionWorker {
         pending
           ? reschedulePending(this.database.db, row.payment_id, nextActionAt, {
               unsent: !step.sent,
-              // A send that may have arrived needs two new reads before another.
-              ...(step.sent && { notFoundAt: null }),
+              // A send that may have arrived needs two new reads; one unanswered may arrive later.
+              ...(step.sent && { notFoundAt: null, ...(failure?.unanswered && { sentAt: this.now }) }),
             })
           : reschedule(this.database.db, row.payment_id, nextActionAt)
       ).catch((again: unknown) => {
-        // A step that failed for the outage is taken up again as soon as the database is back
-        // (a payout's count of sends stays as the claim left it: it is read before it is sent).
-        if (isUnavailableError(again) && row.lease_until !== null)
+        // A step that failed for the outage is taken up again once the database is back (its count
+        // of sends as the claim left it); one that sent keeps its lease, which dates that send.
+        if (isUnavailableError(again) && row.lease_until !== null && !step.sent)
           this.held.set(row.payment_id, {
             lease: row.lease_until,
             nextActionAt: failure ? nextActionAt : null,
@@ -300,9 +300,10 @@ export class TransactionWorker {
    * A payout due: handed to its channel (PENDING), or asked about (PROCESSING). The claim counted
    * the send about to be made before it is made (`submit_attempts`); a step that made none, or whose
    * send the channel certainly did not act on, takes it back (`step.sent`). A payout an earlier
-   * send may have reached is read first, and sent again only when two reads CHANNEL_POLL_MS apart
-   * both say the channel does not know it. It is FAILED only on the channel's own word: a read or a
-   * notification, or a refusal of its first send; any refusal after that means "read it".
+   * send may have reached is read first, and sent again only when two reads CHANNEL_POLL_MS apart,
+   * made once that send can no longer arrive (`notFoundWait`), both say the channel does not know
+   * it. It is FAILED only on the channel's own word: a read or a notification, or a refusal of its
+   * first send; any refusal after that means "read it".
    */
   private async payout(row: TransactionRow, channel: Channel, step: { sent: boolean }): Promise<void> {
     const submission = {
@@ -330,14 +331,12 @@ export class TransactionWorker {
     if (sentBefore) {
       const known = await channel.readPayout(inFlight);
       if (known) return this.accepted(row, channel, known);
-      const firstNotFound = row.not_found_at ?? this.now;
-      if (this.now - firstNotFound < readGap) {
-        await reschedulePending(this.database.db, row.payment_id, firstNotFound + readGap, {
+      const wait = notFoundWait(row, this.now, readGap);
+      if (wait)
+        return reschedulePending(this.database.db, row.payment_id, wait.at, {
           unsent: true,
-          notFoundAt: firstNotFound,
+          notFoundAt: wait.notFoundAt,
         });
-        return;
-      }
     }
     let state: PayoutState;
     try {

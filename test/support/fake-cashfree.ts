@@ -29,8 +29,14 @@ export interface FakeTransfer {
   updated_on: string;
 }
 
-/** A fault to answer with; a 429's `headers` carry its `Retry-After` or `x-ratelimit-retry`. */
-export type CashfreeFault = Fault | { status: number; body?: unknown; headers?: Record<string, string> };
+/**
+ * A fault to answer with; a 429's `headers` carry its `Retry-After` or `x-ratelimit-retry`.
+ * `arriveAfterMs`: the request takes effect only this long after it came (it waited in a queue on
+ * the provider's side, as a connection does in a full accept queue), whether or not its caller
+ * still waits for the answer.
+ */
+export type CashfreeFault =
+  Fault | { status: number; body?: unknown; headers?: Record<string, string> } | { arriveAfterMs: number };
 
 export type Ending = 'SUCCESS' | 'FAILED' | 'REJECTED' | 'REVERSED' | 'never';
 
@@ -51,6 +57,8 @@ export class FakeCashfree {
   readonly transfers = new Map<string, FakeTransfer>();
   readonly requests: CashfreeRequest[] = [];
   readonly faults = new Map<string, CashfreeFault[]>();
+  /** Requests held by an `arriveAfterMs` fault that have taken effect. */
+  lateArrivals = 0;
   /** Every POST /transfers that created a transfer, by transfer_id (to prove one transfer per payout). */
   readonly created = new Map<string, number>();
   /** How each new transfer ends, and after how long (ms). */
@@ -288,6 +296,11 @@ export class FakeCashfree {
       if (operation === 'transfer_create') this.createAndSchedule(body);
       req.socket.destroy();
       return;
+    }
+    if (fault && 'arriveAfterMs' in fault) {
+      await new Promise((r) => setTimeout(r, fault.arriveAfterMs));
+      seen.at = Date.now();
+      this.lateArrivals++;
     }
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     if (fault && 'delayMs' in fault) {
