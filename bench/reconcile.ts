@@ -163,9 +163,10 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
     } catch {
       // the sampled peak alone
     }
-    const runs = await waitForRuns(store.url, date, at + 3_600_000, (n) =>
+    const read = () => reads.setu.times('read').length + reads.cashfree.times('read').length;
+    const runs = await waitForRuns(store.url, date, at + 3_600_000, () =>
       progress.update(
-        `[${kind}] reconcile: ${n.toLocaleString('en')} of ${rows.toLocaleString('en')} read, ${Math.round(peak)} MB`,
+        `[${kind}] reconcile: ${read().toLocaleString('en')} of ${rows.toLocaleString('en')} read, ${Math.round(peak)} MB`,
       ),
     );
     clearInterval(sampler);
@@ -179,7 +180,7 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
     };
     const checked = runs.reduce((a, r) => a + r.checked, 0);
     if (checked !== rows) throw new Error(`the runs checked ${checked} of ${rows} transactions`);
-    const readCount = reads.setu.times('read').length + reads.cashfree.times('read').length;
+    const readCount = read();
     progress.line(
       `[${kind}] reconcile: ${rows.toLocaleString('en')} in ${wallS.toFixed(1)} s, ${readCount.toLocaleString('en')} reads; RSS ${idleMb.toFixed(0)} MB idle, ${peak.toFixed(0)} MB at peak`,
     );
@@ -215,12 +216,12 @@ interface RunRow {
   checked: number;
 }
 
-/** Waits until both channels' runs of `date` are finished; reports progress as transactions checked. */
+/** Waits until both channels' runs of `date` are finished (a run writes its counts when it ends). */
 async function waitForRuns(
   url: string,
   date: string,
   deadline: number,
-  onProgress: (read: number) => void,
+  onProgress: () => void,
 ): Promise<RunRow[]> {
   const conn = await connect(url);
   try {
@@ -240,7 +241,7 @@ async function waitForRuns(
           finished: Number(r.finished_at),
           checked: Number(r.checked),
         }));
-      onProgress(rows.reduce((a, r) => a + Number(r.checked), 0));
+      onProgress();
       if (Date.now() > deadline) throw new Error(`the runs of ${date} did not finish`);
       await new Promise((r) => setTimeout(r, 500));
     }
