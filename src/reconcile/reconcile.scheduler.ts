@@ -1,9 +1,10 @@
 /**
  * The daily reconciliation at RECONCILE_AT (IST), in one process of a cluster: each process looks
  * at that moment (a timer set for it) and every tick; once the time has passed, each channel's run
- * of the day before is taken by whoever claims its lease row first. The holder renews the lease between pages; a process that dies
- * mid-run lets it lapse, and the next process to look runs the channel again (differences found
- * already are not opened twice), so the day is reconciled exactly once to the end.
+ * of the day before is taken by whoever claims its lease row first. The holder renews the lease
+ * between pages; a process that dies mid-run lets it lapse, and the next process to look runs the
+ * channel again (differences found already are not opened twice), so the day is reconciled exactly
+ * once to the end.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
