@@ -10,7 +10,14 @@ export const DEFAULT_SCENARIOS = [
   'callbacks',
   'live',
 ] as const;
-export const ALL_SCENARIOS = [...DEFAULT_SCENARIOS, 'growth', 'dashboard', 'replays', 'plans'] as const;
+export const ALL_SCENARIOS = [
+  ...DEFAULT_SCENARIOS,
+  'growth',
+  'dashboard',
+  'replays',
+  'plans',
+  'reconcile',
+] as const;
 export type ScenarioName = (typeof ALL_SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -31,6 +38,8 @@ export interface BenchOptions {
   replayRows: number;
   /** Pay-ins of the one merchant the plans scenario loads. */
   planRows: number;
+  /** Transactions of the day the reconcile scenario reconciles at raised limits. */
+  reconcileRows: number;
   /** When set, the gateway runs under `node --cpu-prof` and writes its profile here on exit. */
   profileDir: string | null;
 }
@@ -55,6 +64,7 @@ Options:
   --dashboard-rows N   transactions loaded by the dashboard scenario (default 1000000)
   --replay-rows N      pay-ins of one merchant loaded by the replays scenario (default 200000)
   --plan-rows N        pay-ins of one merchant loaded by the plans scenario (default 1000000)
+  --reconcile-rows N   transactions of the day the reconcile scenario reconciles (default 100000)
   --profile DIR        run the gateway under node --cpu-prof and write its .cpuprofile to DIR
                        (and the baseline's to DIR/baseline)
                        (summarise it with: node --import tsx bench/profile.ts FILE)
@@ -82,7 +92,13 @@ replays and plans are not in the default set. replays starts a gateway on a new 
 earlier creations and creation with 5 % replays on it (each as a ratio to creation; target ≥ 0.8).
 plans loads 1,000,000 pay-ins of one merchant with no ANALYZE and checks that every hot-path
 statement (test/support/hot-paths.ts) goes through its index, before and after the gateway gathers
-statistics.`;
+statistics.
+
+reconcile is not in the default set: a day of 100,000 live transactions (half Setu pay-ins, half
+Cashfree payouts) put into the database and the fake providers (each answer 20 ms), reconciled by a
+gateway at RECONCILE_AT with the providers' limits raised: wall time, and its peak RSS above its idle
+RSS (target < 150 MB); then 2,000 at the default limits through paygate reconcile: the calls per
+second each fake saw. It waits for the next whole minute to start; run it with --only reconcile.`;
 
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -108,6 +124,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       'dashboard-rows': { type: 'string' },
       'replay-rows': { type: 'string' },
       'plan-rows': { type: 'string' },
+      'reconcile-rows': { type: 'string' },
       profile: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -141,6 +158,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     dashboardRows: positiveInt('dashboard-rows', values['dashboard-rows'], 1_000_000),
     replayRows: positiveInt('replay-rows', values['replay-rows'], 200_000),
     planRows: positiveInt('plan-rows', values['plan-rows'], 1_000_000),
+    reconcileRows: positiveInt('reconcile-rows', values['reconcile-rows'], 100_000),
     profileDir: values.profile ?? null,
   };
 }

@@ -7,6 +7,7 @@ import type { CallbackResult } from './callbacks.ts';
 import { EXPORT_RSS_TARGET_MB, P95_TARGET_MS, type DashboardReport } from './dashboard.ts';
 import type { GrowthReport } from './growth.ts';
 import type { PlansReport } from './plans.ts';
+import type { ReconcileReport } from './reconcile.ts';
 import type { ReplaysReport } from './replays.ts';
 import type { BenchOptions } from './options.ts';
 import { ROOT } from './processes.ts';
@@ -32,6 +33,7 @@ export interface BenchReport {
   dashboard?: DashboardReport;
   replays?: ReplaysReport;
   plans?: PlansReport;
+  reconcile?: ReconcileReport;
 }
 
 export function describeMachine(): Machine {
@@ -237,6 +239,7 @@ export function writeReport(report: BenchReport): string {
       ...(report.dashboard ? [`dashboard-${report.dashboard.kind}`] : []),
       ...(report.replays ? [`replays-${report.replays.kind}`] : []),
       ...(report.plans ? [`plans-${report.plans.kind}`] : []),
+      ...(report.reconcile ? [`reconcile-${report.reconcile.kind}`] : []),
     ].join('-') || 'none';
   const file = path.join(dir, `${stamp}-${kinds}.json`);
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

@@ -10,6 +10,7 @@ import { Progress } from './load.ts';
 import { DEFAULT_SCENARIOS, HELP, parseOptions, type BenchOptions } from './options.ts';
 import { formatPlans, runPlans, type PlansReport } from './plans.ts';
 import { buildGateway, ROOT } from './processes.ts';
+import { formatReconcile, runReconcile, type ReconcileReport } from './reconcile.ts';
 import { formatReplays, runReplays, type ReplaysReport } from './replays.ts';
 import {
   describeMachine,
@@ -45,12 +46,14 @@ let growth: GrowthReport | undefined;
 let dashboard: DashboardReport | undefined;
 let replays: ReplaysReport | undefined;
 let plans: PlansReport | undefined;
+let reconcile: ReconcileReport | undefined;
 const inDefaultSet = (s: string) => (DEFAULT_SCENARIOS as readonly string[]).includes(s);
 if (opts.scenarios.some(inDefaultSet)) databases.push(await runDefaultSet(opts, progress));
 if (opts.scenarios.includes('growth')) growth = await runGrowth(opts, progress);
 if (opts.scenarios.includes('dashboard')) dashboard = await runDashboard(opts, progress);
 if (opts.scenarios.includes('replays')) replays = await runReplays(opts, progress);
 if (opts.scenarios.includes('plans')) plans = await runPlans(opts, progress);
+if (opts.scenarios.includes('reconcile')) reconcile = await runReconcile(opts, progress);
 machine.loadAverage.end = os.loadavg()[0];
 
 const report: BenchReport = {
@@ -65,6 +68,7 @@ const report: BenchReport = {
   dashboard,
   replays,
   plans,
+  reconcile,
 };
 const file = writeReport(report);
 if (opts.json) {
@@ -77,6 +81,7 @@ if (opts.json) {
     ...(dashboard ? [formatDashboard(dashboard)] : []),
     ...(replays ? [formatReplays(replays)] : []),
     ...(plans ? [formatPlans(plans)] : []),
+    ...(reconcile ? [formatReconcile(reconcile)] : []),
   ];
   console.log(`\n${parts.join('\n\n')}\n`);
 }

@@ -16,6 +16,13 @@ export class Throttle {
   /** The start times of the last `maxPerSecond` calls (taken or reserved), oldest at `head`. */
   private readonly starts: Float64Array;
   private head = 0;
+  /**
+   * When the last `maxPerSecond` calls really started. A caller whose timer fired late (a busy
+   * event loop) starts after its turn, and the calls reserved after it were spaced from the turn,
+   * not from the late start: without this check they could crowd one second past the limit.
+   */
+  private readonly began: Float64Array;
+  private beganHead = 0;
   private pausedUntil = 0;
   private backoffMs = FIRST_BACKOFF_MS;
 
@@ -25,6 +32,7 @@ export class Throttle {
   ) {
     if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
     this.starts = new Float64Array(Math.floor(maxPerSecond)).fill(-Infinity);
+    this.began = new Float64Array(Math.floor(maxPerSecond)).fill(-Infinity);
   }
 
   /** Resolves when the caller may start its call. */
@@ -34,10 +42,23 @@ export class Throttle {
       const at = Math.max(now, this.starts[this.head]! + 1000, this.pausedUntil);
       this.starts[this.head] = at;
       this.head = (this.head + 1) % this.starts.length;
-      if (at <= now) return;
-      await new Promise((r) => setTimeout(r, Math.ceil(at - now)));
+      if (at > now) await new Promise((r) => setTimeout(r, Math.ceil(at - now)));
       // A 429 that came while this call waited for its turn holds it back too.
-      if (this.pausedUntil <= this.now()) return;
+      if (this.pausedUntil <= this.now()) return this.begin();
+    }
+  }
+
+  /** Starts the call once fewer than `maxPerSecond` really started in the last second. */
+  private async begin(): Promise<void> {
+    for (;;) {
+      const now = this.now();
+      const free = this.began[this.beganHead]! + 1000;
+      if (now >= free) {
+        this.began[this.beganHead] = now;
+        this.beganHead = (this.beganHead + 1) % this.began.length;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, Math.ceil(free - now)));
     }
   }
 

@@ -156,8 +156,10 @@ export interface Difference {
 
 /**
  * Opens the exception of a difference unless one was opened for the same channel, reference, field
- * and provider's value (by this run, an earlier one, or another process at the same moment: both
- * tables' unique keys say so). Answers whether it opened one.
+ * and provider's value (by this run, an earlier one, or another process at the same moment): the
+ * exception's unique key (kind, provider, reference) is the difference's. Answers whether it opened
+ * one. The transaction writes first: on SQLite a transaction that read before writing is refused
+ * outright (no busy wait) when another process wrote in between.
  */
 export async function openDifference(
   db: Kysely<Tables>,
@@ -166,22 +168,12 @@ export async function openDifference(
   at: number,
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const seen = await trx
-      .selectFrom('reconcile_mismatches')
-      .select('id')
-      .where('channel', '=', d.channel)
-      .where('reference', '=', d.reference)
-      .where('field', '=', d.field)
-      .where('provider_value', '=', d.providerValue)
-      .executeTakeFirst();
-    if (seen) return false;
     const exception = await trx
       .insertInto('channel_exceptions')
       .values({
         kind: 'reconcile_mismatch',
         provider: d.channel,
         payment_id: d.paymentId,
-        // The exceptions' own unique key (kind, provider, reference) then matches the difference's.
         reference: `${d.reference} ${d.field}=${d.providerValue}`,
         amount: d.amount,
         detail: `reconcile: ${d.field} is ${d.providerValue || '(none)'} at ${d.channel}, ${d.paygateValue || '(none)'} in Paygate`,

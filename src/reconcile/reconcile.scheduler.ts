@@ -1,9 +1,10 @@
 /**
  * The daily reconciliation at RECONCILE_AT (IST), in one process of a cluster: each process looks
- * every tick; once the time has passed, each channel's run of the day before is taken by whoever
- * claims its lease row first. The holder renews the lease between pages; a process that dies
- * mid-run lets it lapse, and the next process to look runs the channel again (differences found
- * already are not opened twice), so the day is reconciled exactly once to the end.
+ * at that moment (a timer set for it) and every tick; once the time has passed, each channel's run
+ * of the day before is taken by whoever claims its lease row first. The holder renews the lease
+ * between pages; a process that dies mid-run lets it lapse, and the next process to look runs the
+ * channel again (differences found already are not opened twice), so the day is reconciled exactly
+ * once to the end.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -34,6 +35,7 @@ export class ReconcileScheduler {
   readonly holder: string;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
+  private atTimer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopping = false;
 
@@ -50,14 +52,31 @@ export class ReconcileScheduler {
     if (this.timer || this.service.configured().length === 0) return;
     this.timer = setInterval(() => void this.tick(), this.options.tickMs ?? 30_000);
     this.timer.unref();
+    this.armAt();
     void this.tick();
+  }
+
+  /** Looks again at the next RECONCILE_AT, to the millisecond rather than at the next tick. */
+  private armAt(): void {
+    if (this.stopping) return;
+    const now = this.now();
+    let at = istTimeOn(istDate(now), this.options.atMinutes);
+    if (at <= now) at += 86_400_000;
+    this.atTimer = setTimeout(() => {
+      // A timer a millisecond early finds the run not due yet and is set again for the same moment.
+      void this.tick();
+      this.armAt();
+    }, at - now);
+    this.atTimer.unref();
   }
 
   /** Stops looking; a run in progress stops at its next page and its lease lapses for another process. */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.atTimer) clearTimeout(this.atTimer);
     this.timer = null;
+    this.atTimer = null;
     await this.running;
   }
 

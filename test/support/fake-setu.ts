@@ -79,6 +79,8 @@ export class FakeSetu {
   /** UPI ids held elsewhere (another Setu merchant): not available, not registrable here. */
   readonly takenVpas = new Set<string>();
   logins = 0;
+  /** How long each answer takes (ms). */
+  latencyMs = 0;
   /** Where notifications go (Paygate's endpoint). */
   notifyUrl = '';
   private readonly tokens = new Set<string>();
@@ -251,6 +253,7 @@ export class FakeSetu {
       req.socket.destroy();
       return;
     }
+    if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
     const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;

@@ -1,0 +1,239 @@
+/**
+ * A day of live transactions for reconciliation, put straight into the database (batched inserts)
+ * and into the fake providers, as if Paygate had settled them through the fakes: Setu pay-ins (a
+ * paid QR each; one in ten FAILED, a QR nobody paid) and Cashfree payouts (a transfer each; one in
+ * ten FAILED). With `differences`, nine things the fakes hold that Paygate never heard of, and the
+ * exceptions they must open, as `provider reference`.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../../src/db/database.ts';
+import type { TransactionTable } from '../../src/db/schema.ts';
+import { istDayBounds } from '../../src/reconcile/ist-day.ts';
+import type { FakeCashfree, FakeTransfer } from './fake-cashfree.ts';
+import type { FakePayment, FakeQr, FakeSetu } from './fake-setu.ts';
+
+export interface DaySpec {
+  /** The IST day the transactions were created on. */
+  date: string;
+  payins: number;
+  payouts: number;
+  /** Put the nine differences into the fakes (needs at least ten of each). */
+  differences?: boolean;
+  /** Rows per INSERT. */
+  batch?: number;
+}
+
+export interface SeededDay {
+  merchantId: string;
+  /** The reconcile_mismatch exceptions a run must open, as `provider reference`, sorted. */
+  expected: string[];
+  /** Transactions that differ, per channel. */
+  mismatched: { setu: number; cashfree: number };
+}
+
+type Row = Omit<
+  TransactionTable,
+  | 'upi_intent'
+  | 'reversed_at'
+  | 'refund_of'
+  | 'reason'
+  | 'not_found_at'
+  | 'lease_until'
+  | 'expires_at'
+  | 'next_action_at'
+  | 'user_name'
+  | 'user_phone'
+  | 'user_email'
+  | 'callback_url'
+  | 'redirect_url'
+>;
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ulid = () => Array.from(randomBytes(26), (b) => CROCKFORD[b % 32]).join('');
+const rrn = (i: number) => String(300_000_000_000 + i);
+const stamp = (at: number) => new Date(at).toISOString().slice(0, 19).replace('T', ' ');
+
+export async function seedReconcileDay(
+  database: Database,
+  fakes: { setu: FakeSetu; cashfree: FakeCashfree },
+  spec: DaySpec,
+): Promise<SeededDay> {
+  const { setu, cashfree } = fakes;
+  const tag = randomBytes(3).toString('hex');
+  const merchantId = `mrc_reconcile_${tag}`;
+  await database.db
+    .insertInto('merchants')
+    .values({
+      id: merchantId,
+      name: 'Reconcile Shop',
+      mode: 'live',
+      status: 'active',
+      callback_url: null,
+      vpa: 'shop.reconcile@pineaxis',
+      webhook_secret: `whsec_${tag}`,
+      previous_webhook_secret: null,
+      previous_secret_until: null,
+      created_at: istDayBounds(spec.date).from,
+    })
+    .execute();
+  const { from } = istDayBounds(spec.date);
+  const total = spec.payins + spec.payouts;
+  // Spread over the day, Setu's and Cashfree's interleaved, as a day's traffic is.
+  const createdAt = (n: number) => from + Math.floor((n * 86_000_000) / total);
+  const paymentId = (kind: 'i' | 'o', i: number) => `rc${kind}${tag}${String(i).padStart(23, '0')}`;
+  const expected: string[] = [];
+
+  const payinRow = (i: number): Row => {
+    const id = paymentId('i', i);
+    const at = createdAt(2 * i);
+    const amount = 10_000 + (i % 997) * 100;
+    const qr: FakeQr = {
+      id: ulid(),
+      amount,
+      merchantVpa: 'shop.reconcile@pineaxis',
+      referenceId: id,
+      refId: String(1_000_000_000_000_000_000n + BigInt(i)),
+      expiryDate: new Date(at + 900_000).toISOString(),
+      transactionNote: 'Paygate',
+      status: 'closed',
+      createdAt: new Date(at).toISOString(),
+      attempts: [],
+    };
+    const failed = i % 10 === 9;
+    if (!failed) {
+      const payment = paymentOn(qr, amount, rrn(i), at + 5_000);
+      qr.attempts.push(payment);
+      qr.payment = payment;
+      qr.status = 'paid';
+    }
+    setu.qrs.set(qr.id, qr);
+    return {
+      payment_id: id,
+      merchant_id: merchantId,
+      kind: 'payin',
+      flow: 'onsite',
+      merchant_order_no: `rc-in-${i}`,
+      amount,
+      currency: 'INR',
+      status: failed ? 'FAILED' : 'SUCCESS',
+      utr: failed ? '' : rrn(i),
+      channel_txn_id: qr.id,
+      channel: 'setu',
+      receiver_name: null,
+      receiver_account_no: null,
+      receiver_ifsc: null,
+      submit_attempts: 0,
+      request_hash: `h${tag}i${i}`,
+      response_json: '{}',
+      created_at: at,
+      updated_at: at + 5_000,
+      finalized_at: at + 5_000,
+    };
+  };
+
+  const payoutRow = (i: number): Row => {
+    const id = paymentId('o', i);
+    const at = createdAt(2 * i + 1);
+    const amount = 20_000 + (i % 991) * 100;
+    const failed = i % 10 === 9;
+    const t: FakeTransfer = {
+      transfer_id: id,
+      cf_transfer_id: String(50_000_000 + i),
+      status: failed ? 'FAILED' : 'SUCCESS',
+      status_code: failed ? 'FAILED' : 'COMPLETED',
+      transfer_amount: amount / 100,
+      transfer_mode: 'banktransfer',
+      transfer_utr: failed ? '' : rrn(1_000_000_000 + i),
+      beneficiary_name: 'Asha Rao',
+      bank_account_number: '123456789012',
+      bank_ifsc: 'HDFC0001234',
+      added_on: stamp(at),
+      updated_on: stamp(at + 3_000),
+    };
+    cashfree.transfers.set(id, t);
+    return {
+      payment_id: id,
+      merchant_id: merchantId,
+      kind: 'payout',
+      flow: 'payout',
+      merchant_order_no: `rc-out-${i}`,
+      amount,
+      currency: 'INR',
+      status: failed ? 'FAILED' : 'SUCCESS',
+      utr: t.transfer_utr,
+      channel_txn_id: t.cf_transfer_id,
+      channel: 'cashfree',
+      receiver_name: 'Asha Rao',
+      receiver_account_no: '123456789012',
+      receiver_ifsc: 'HDFC0001234',
+      submit_attempts: 1,
+      request_hash: `h${tag}o${i}`,
+      response_json: '{}',
+      created_at: at,
+      updated_at: at + 3_000,
+      finalized_at: at + 3_000,
+    };
+  };
+
+  const size = spec.batch ?? 1000;
+  const insert = async (count: number, make: (i: number) => Row) => {
+    for (let lo = 0; lo < count; lo += size) {
+      const rows = Array.from({ length: Math.min(size, count - lo) }, (_, j) => make(lo + j));
+      await database.db.insertInto('transactions').values(rows).execute();
+    }
+  };
+  await insert(spec.payins, payinRow);
+  await insert(spec.payouts, payoutRow);
+
+  if (spec.differences) {
+    if (spec.payins < 10 || spec.payouts < 10) throw new Error('differences need ten of each');
+    const qrOf = (i: number) => setu.qrFor(paymentId('i', i))!;
+    const own = qrOf(0).payment!;
+    own.amount += 1;
+    expected.push(`setu ${own.id} amount=${own.amount}`);
+    const other = qrOf(1).payment!;
+    other.rrn = '777000000001';
+    expected.push(`setu ${other.id} utr=${other.rrn}`);
+    const twice = qrOf(2);
+    const second = paymentOn(twice, twice.amount, '777000000002', Date.parse(twice.createdAt) + 60_000);
+    twice.attempts.push(second);
+    expected.push(`setu ${second.id} status=success`);
+    const unpaid = qrOf(9);
+    const late = paymentOn(unpaid, unpaid.amount, '777000000009', Date.parse(unpaid.createdAt) + 60_000);
+    unpaid.attempts.push(late);
+    expected.push(`setu ${late.id} status=success`);
+
+    const transfer = (i: number) => cashfree.transfers.get(paymentId('o', i))!;
+    transfer(0).status = 'REVERSED';
+    expected.push(`cashfree ${transfer(0).cf_transfer_id} status=REVERSED`);
+    transfer(1).transfer_amount += 0.01;
+    expected.push(
+      `cashfree ${transfer(1).cf_transfer_id} amount=${Math.round(transfer(1).transfer_amount * 100)}`,
+    );
+    transfer(2).transfer_utr = '888000000002';
+    expected.push(`cashfree ${transfer(2).cf_transfer_id} utr=888000000002`);
+    cashfree.transfers.delete(paymentId('o', 3));
+    expected.push(`cashfree ${paymentId('o', 3)} status=NOT_FOUND`);
+    transfer(9).status = 'SUCCESS';
+    transfer(9).transfer_utr = '888000000009';
+    expected.push(`cashfree ${transfer(9).cf_transfer_id} status=SUCCESS`);
+  }
+  return {
+    merchantId,
+    expected: expected.sort(),
+    mismatched: spec.differences ? { setu: 4, cashfree: 5 } : { setu: 0, cashfree: 0 },
+  };
+}
+
+function paymentOn(qr: FakeQr, amount: number, utr: string, at: number): FakePayment {
+  return {
+    id: ulid(),
+    qrId: qr.id,
+    amount,
+    status: 'success',
+    rrn: utr,
+    txnId: `SET${randomBytes(12).toString('hex')}`,
+    customerVpa: 'customer@okaxis',
+    txnTs: new Date(at).toISOString(),
+  };
+}
