@@ -253,7 +253,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
   }
 
   /** Opens a page and checks everything a phone needs; returns what was wrong. */
-  async function check(p: ConsolePage): Promise<string[]> {
+  async function check(p: ConsolePage, shot: string): Promise<string[]> {
     const page = await (await session(p.role)).newPage();
     const problems = watchConsole(page);
     const res = await page.goto(`${gw.baseUrl}${p.path}`);
@@ -280,7 +280,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
     for (const t of await chartTextSizes(page))
       if (t.px < 11) wrong.push(`${where}: chart text "${t.text}" drawn at ${t.px}px`);
     await assertAccessible(page, where);
-    await screenshot(page, `console-phone-${p.role}${p.path.replace(/[/?=&]+/g, '-').replace(/-$/, '')}`);
+    await screenshot(page, shot);
     const allowed = (text: string) =>
       p.status !== undefined && new RegExp(`status of ${p.status}`).test(text);
     assert.deepEqual(
@@ -327,7 +327,13 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
       { role: 'operator', path: '/dashboard/account', h1: 'Your account', rows: 0 },
     ];
     const wrong: string[] = [];
-    for (const p of pages) wrong.push(...(await check(p)));
+    for (const [i, p] of pages.entries())
+      wrong.push(
+        ...(await check(
+          p,
+          `console-phone-${String(i).padStart(2, '0')}-${p.role}-${p.h1.toLowerCase().replace(/\W+/g, '-')}`,
+        )),
+      );
     assert.ok(B, 'a second merchant');
     assert.deepEqual(wrong, [], `${pages.length} pages at 390×844:\n${wrong.join('\n')}`);
   });
