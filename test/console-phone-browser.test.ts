@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { AccountService } from '../src/dashboard/accounts.service.ts';
 import { recordException } from '../src/live/exceptions.repository.ts';
 import { finishRun, openDifference, startRun } from '../src/reconcile/reconcile.repository.ts';

@@ -12,15 +12,17 @@ export interface Overflow {
 }
 
 /**
- * Every element (the document's root included) whose scrollWidth exceeds its clientWidth, after
- * opening every `<details>` so that folded content is measured too. Inline boxes measure 0 and
+ * Every element (the document's root included) whose scrollWidth exceeds its clientWidth, with
+ * every `<details>` opened so that folded content (the phone's menu among it) is measured too; they
+ * are folded again afterwards. Inline boxes measure 0 and
  * cannot appear; an element that clips (overflow: hidden) what it cannot fit is listed like one
  * that scrolls.
  */
 export async function sidewaysOverflow(page: Page): Promise<Overflow[]> {
   return page.evaluate(() => {
-    for (const d of document.querySelectorAll('details')) d.open = true;
-    return [...document.querySelectorAll('*')]
+    const closed = [...document.querySelectorAll('details')].filter((d) => !d.open);
+    for (const d of closed) d.open = true;
+    const found = [...document.querySelectorAll('*')]
       .filter((el) => el.scrollWidth > el.clientWidth && el.clientWidth + el.scrollWidth > 0)
       .filter((el) => !(el instanceof SVGElement) || el instanceof SVGSVGElement)
       .map((el) => ({
@@ -29,6 +31,8 @@ export async function sidewaysOverflow(page: Page): Promise<Overflow[]> {
         scrollWidth: el.scrollWidth,
         clientWidth: el.clientWidth,
       }));
+    for (const d of closed) d.open = false;
+    return found;
   });
 }
 
