@@ -60,6 +60,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
   let payout = '';
   let refund = '';
   let runId = 0;
+  let exceptionId = 0;
   /** Per page: the elements that overflowed sideways. */
   const found = new Map<string, Overflow[]>();
 
@@ -170,7 +171,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
 
     // What only live channels produce: channel exceptions and a reconciliation run with differences.
     const at = Date.now();
-    await recordException(
+    exceptionId = (await recordException(
       gw.database.db,
       {
         kind: 'amount_mismatch',
@@ -182,7 +183,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
           'Setu reported a payment of 48,999.00 for a pay-in of 48,999.50 on QR product-instance 9b2d1c4e-77aa-4f0e',
       },
       at,
-    );
+    ))!;
     await recordException(
       gw.database.db,
       {
@@ -319,6 +320,12 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
       { role: 'operator', path: '/dashboard/merchants', h1: 'Merchants', rows: 2 },
       { role: 'operator', path: `/dashboard/merchants/${A}`, h1: 'Test Shop', rows: 2 },
       { role: 'operator', path: '/dashboard/exceptions', h1: 'Channel exceptions', rows: 3 },
+      {
+        role: 'operator',
+        path: `/dashboard/exceptions/${exceptionId}`,
+        h1: `Exception #${exceptionId}`,
+        rows: 0,
+      },
       { role: 'operator', path: '/dashboard/reconcile', h1: 'Reconciliation', rows: 1 },
       { role: 'operator', path: `/dashboard/reconcile/${runId}`, h1: 'Reconciliation 2026-11-24', rows: 1 },
       { role: 'operator', path: '/dashboard/verify', h1: 'Ledger check', rows: 0 },
