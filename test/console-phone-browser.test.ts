@@ -392,8 +392,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
   });
 
   it('the payment page wraps its UPI id only after the @ or a dot, never inside a word', async () => {
-    const m = await gw.newMerchant();
-    await gw.database.db.updateTable('merchants').set({ vpa: VPA }).where('id', '=', m.merchant_id).execute();
+    const m = await gw.paygate.services.merchants.create({ name: 'Asha Stores', vpa: VPA });
     const made = await api(
       '/payments/onsite/payin',
       { money: { amount: 1_499 }, merchant_order_no: 'ORD-VPA-1' },
