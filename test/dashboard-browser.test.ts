@@ -535,7 +535,7 @@ for (const kind of DATABASES) {
 
         ({ page, problems } = await open(context, '/dashboard/exceptions'));
         await heading(page, 'Channel exceptions');
-        assert.ok(await page.getByText('No channel exceptions.').isVisible(), 'none in the sandbox');
+        assert.ok(await page.getByText('No exceptions.').isVisible(), 'none in the sandbox');
         await screenshot(page, `dashboard-exceptions-${screen}`);
         await finish(page, problems);
 
