@@ -5,7 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
+import {
+  AccountService,
+  FAILURES_PER_ACCOUNT,
+  SIGN_IN_WINDOW_MS,
+} from '../src/dashboard/accounts.service.ts';
 import {
   getPage,
   postForm,
@@ -24,9 +28,14 @@ for (const kind of DATABASES) {
   describe(`console users (${kind})`, { skip: await skipFor(kind) }, () => {
     let gw: Gateway;
     let accounts: AccountService;
+    /** Added to the gateway's clock: a test moves it past the failed-password window. */
+    let skew = 0;
 
     before(async () => {
-      gw = await startGateway(kind, { env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' } });
+      gw = await startGateway(kind, {
+        env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' },
+        now: () => Date.now() + skew,
+      });
       accounts = new AccountService(gw.database.db);
       await accounts.createUser({
         email: 'ops@example.com',
@@ -221,6 +230,65 @@ for (const kind of DATABASES) {
       assert.equal((await postSignIn(gw, 'changer@example.com', PASSWORD, '10.0.0.3')).statusCode, 401);
       await signedIn(gw, 'changer@example.com', next);
       assert.equal((await auditOf('user_change_password')).length, 1);
+    });
+
+    it('wrong current passwords are limited like failed sign-ins: past the limit even the right one waits (429), and the password is unchanged', async () => {
+      const here = await merchantUser('guesser@example.com');
+      const next = 'the password they wanted';
+      const change = (current: string, address: string) =>
+        gw.app.inject({
+          method: 'POST',
+          url: '/dashboard/account/password',
+          remoteAddress: address,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: here.cookie },
+          payload: new URLSearchParams({
+            current,
+            password: next,
+            confirm: next,
+            csrf: here.csrf,
+          }).toString(),
+        });
+      const hash = async () =>
+        (
+          await gw.database.db
+            .selectFrom('users')
+            .select('password_hash')
+            .where('email', '=', 'guesser@example.com')
+            .executeTakeFirstOrThrow()
+        ).password_hash;
+      const before = await hash();
+      for (let i = 0; i < FAILURES_PER_ACCOUNT; i++) {
+        const wrong = await change(`guess number ${i}!`, `10.3.0.${i}`);
+        assert.equal(wrong.statusCode, 400, `guess ${i}`);
+        assert.match(wrong.body, /The current password is wrong/);
+      }
+      const limited = await change(PASSWORD, '10.3.1.1');
+      assert.equal(limited.statusCode, 429, 'the right password waits too: it is not even checked');
+      assert.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After');
+      assert.match(limited.body, /Too many wrong passwords; try again in \d+ min/);
+      assert.match(limited.body, /<h1>Your account<\/h1>/, 'the account page, with the reason');
+      assert.equal(await hash(), before, 'the password is unchanged');
+      assert.equal(await alive(here), true, 'the limit ends no session');
+      // One count per account: the guesses made through the console hold its sign-in too.
+      assert.equal((await postSignIn(gw, 'guesser@example.com', PASSWORD, '10.3.2.2')).statusCode, 429);
+      const audit = await gw.database.db
+        .selectFrom('audit_actions')
+        .select('detail')
+        .where('action', '=', 'user_change_password')
+        .where('actor', '=', 'guesser@example.com')
+        .execute();
+      assert.deepEqual(audit, [], 'nothing changed, nothing audited');
+
+      skew += SIGN_IN_WINDOW_MS + 1;
+      assert.equal((await change(PASSWORD, '10.3.1.1')).statusCode, 303, 'the window passed');
+      assert.notEqual(await hash(), before);
+      await signedIn(gw, 'guesser@example.com', next);
+      const kept = await gw.database.db
+        .selectFrom('sign_in_failures')
+        .select('id')
+        .where('scope', '=', 'email:guesser@example.com')
+        .execute();
+      assert.equal(kept.length, 0, 'the right password clears the account’s count');
     });
 
     it("a disabled merchant's users cannot sign in, and their open sessions stop working at once", async () => {

@@ -535,7 +535,7 @@ for (const kind of DATABASES) {
 
         ({ page, problems } = await open(context, '/dashboard/exceptions'));
         await heading(page, 'Channel exceptions');
-        assert.ok(await page.getByText('No channel exceptions.').isVisible(), 'none in the sandbox');
+        assert.ok(await page.getByText('No exceptions.').isVisible(), 'none in the sandbox');
         await screenshot(page, `dashboard-exceptions-${screen}`);
         await finish(page, problems);
 
@@ -589,7 +589,17 @@ for (const kind of DATABASES) {
           assert.equal(await page.getByLabel('Kind').inputValue(), 'payin');
           assert.equal(await page.getByLabel('Status').inputValue(), 'SUCCESS');
           if (role === 'operator') {
-            await page.getByLabel('Merchant ID').fill(B);
+            // A list of the merchants, as on the overview and the ledger, not an id typed by hand.
+            const merchant = page.getByRole('combobox', { name: 'Merchant', exact: true });
+            assert.deepEqual(
+              sorted(
+                await merchant
+                  .locator('option')
+                  .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+              ),
+              sorted(['', A, B]),
+            );
+            await merchant.selectOption(B);
             await Promise.all([
               page.waitForURL((u) => u.searchParams.get('merchant') === B),
               page.getByRole('button', { name: 'Apply' }).click(),

@@ -557,9 +557,11 @@ for (const kind of DATABASES) {
       const wallet = await gw.paygate.services.wallets.balance(m.merchant_id, 'INR');
       const first = (await get(ops, `/dashboard/ledger?merchant=${m.merchant_id}`)).body;
       const balances = (html: string) =>
-        [...html.matchAll(/<td class="num">[^<]*<\/td><td class="num">₹([\d,]+\.\d\d)<\/td><\/tr>/g)].map(
-          (x) => Number(x[1]!.replaceAll(',', '')),
-        );
+        [
+          ...html.matchAll(
+            /<td data-label="Amount" class="num">[^<]*<\/td><td data-label="Balance after" class="num">₹([\d,]+\.\d\d)<\/td><\/tr>/g,
+          ),
+        ].map((x) => Number(x[1]!.replaceAll(',', '')));
       const page1 = balances(first);
       assert.equal(page1.length, 50);
       assert.equal(page1[0], wallet.available / 100);

@@ -101,12 +101,14 @@ for (const kind of DATABASES) {
       );
       const path = `/pay/${made.body.payment_id}`;
       const pending = (await get(gw(), path)).html;
-      assert.match(
-        pending,
-        new RegExp(
-          `<dt>Pay to UPI ID</dt><dd><span class="mono" id="vpa">${vpa.replace(/[.]/g, '\\.')}</span>`,
-        ),
-      );
+      // The UPI id whole, with a line-break opportunity after its '@' and each '.' (none inside a word).
+      const shown =
+        /<dt>Pay to UPI ID<\/dt><dd><span class="mono vpa" id="vpa">([^<]*(?:<wbr>[^<]*)*)<\/span>/.exec(
+          pending,
+        );
+      assert.ok(shown, 'the payee UPI id');
+      assert.equal(shown[1]!.replaceAll('<wbr>', ''), vpa);
+      assert.equal(shown[1], vpa.replace(/([@.])/g, '$1<wbr>'));
       assert.ok(
         pending.indexOf('id="apps-h"') < pending.indexOf('id="scan-h"'),
         'app buttons come first on a phone',

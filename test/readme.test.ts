@@ -1,18 +1,23 @@
 /**
- * The README as a newcomer follows it: its curl walk-through run with bash and curl against a real
- * gateway, each reply compared with the reply the README shows (the same keys, the same values where
- * they do not vary, the same types where they do), its openssl check printing OK and MISMATCH, and
- * its CLI lines (`merchant create`, `wallet show`, `user create`) against what the commands print.
+ * The README as a newcomer follows it: a gateway started with the settings of the walk-through's
+ * start line and its workers running, the README's callback receiver run as written, its curl
+ * walk-through run with bash and curl (pay-in, settle, status, offsite, P2P, payout, balance,
+ * refund), each reply and each callback the receiver prints compared with what the README shows
+ * (the same keys, the same values where they do not vary, the same types where they do), its
+ * openssl check printing OK for the token the receiver printed and MISMATCH for another, and its
+ * CLI blocks (`merchant create`, `wallet show`, `user create`) against what the commands print.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startGateway, type Gateway } from './support/harness.ts';
-import { cliAsync, ROOT } from './support/process.ts';
+import { cliAsync, freePort, ROOT } from './support/process.ts';
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
@@ -80,17 +85,83 @@ function sameShape(shown: string, actual: unknown, where: string): void {
   }
 }
 
-// The refund block that landed beside this test shows the refund SUCCESS (settled by the worker) and
-// leaves different balances than `wallet show`'s line in the CLI table: until the test runs the worker
-// and the README's figures agree, these two report as todo rather than fail.
-const TODO = 'the README refund block (issue 30) is not yet followed: refund status and balances differ';
+/** A status that no longer changes. */
+const FINAL = new Set(['SUCCESS', 'FAILED']);
+
+/** The README's text lines of a CLI block (its `# ` lines) as patterns: `…` stands for any value. */
+function linePatterns(shown: string[]): RegExp[] {
+  return shown.map(
+    (want) => new RegExp(`^${want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/…/g, '\\S+')}$`),
+  );
+}
+
+/** The output a CLI block shows under its first command, one line per `# ` line. */
+function shownLines(block: string): string[] {
+  return block
+    .split('\n')
+    .filter((l) => l.startsWith('# '))
+    .map((l) => l.slice(2));
+}
+
+function sameLines(stdout: string, shown: string[], where: string): void {
+  const lines = stdout.trimEnd().split('\n');
+  assert.equal(lines.length, shown.length, `${where}: ${stdout}`);
+  for (const [i, pattern] of linePatterns(shown).entries()) assert.match(lines[i]!, pattern, where);
+}
 
 describe('the README, followed as written', () => {
+  const walk = section('A walk-through with curl');
+  const blocks = shBlocks(walk);
+  /** The walk-through's start line: its settings are the gateway's. */
+  const start = blocks.flatMap(steps).find((s) => s.command.endsWith('npm start'))!;
+  const settings = Object.fromEntries(
+    start.command
+      .replace(/\s*npm start$/, '')
+      .split(/\s+/)
+      .map((kv) => kv.split('=') as [string, string]),
+  );
+  const receiverLine = blocks.flatMap(steps).find((s) => s.command.startsWith('node -e'))!.command;
+  const README_PORT = /listen\((\d+)\)/.exec(receiverLine)![1]!;
+
   let gw: Gateway;
+  let port = 0;
+  let receiver: ChildProcess;
+  /** What the README's receiver printed, line by line. */
+  const printed: string[] = [];
+  const ids = new Map<string, string>();
+
   before(async () => {
-    gw = await startGateway('sqlite', { listen: true, env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' } });
+    assert.deepEqual(Object.keys(settings).sort(), [
+      'ALLOW_PRIVATE_CALLBACK_URLS',
+      'SANDBOX_PAYOUT_SETTLE_MS',
+    ]);
+    gw = await startGateway('sqlite', { listen: true, worker: true, env: settings });
+    // The receiver as written, on a free port rather than the README's (another program may hold it).
+    port = await freePort();
+    receiver = spawn('bash', ['-c', receiverLine.split(README_PORT).join(String(port))], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let rest = '';
+    receiver.stdout!.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop()!;
+      printed.push(...lines);
+    });
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const up = await fetch(`http://127.0.0.1:${port}/`).then(
+        () => true,
+        () => false,
+      );
+      if (up) break;
+      assert.ok(Date.now() < deadline, 'the README receiver listens within 10 s');
+      await delay(50);
+    }
   });
-  after(() => gw.close());
+  after(async () => {
+    receiver?.kill();
+    await gw?.close();
+  });
 
   /** Runs a README line in bash (asynchronously: the gateway answering it runs in this process). */
   async function bash(script: string): Promise<string> {
@@ -107,91 +178,116 @@ describe('the README, followed as written', () => {
     return stdout;
   }
 
-  it(
-    'the curl walk-through answers what it shows: pay-in, settle, status, offsite, P2P, payout, balance',
-    { todo: TODO },
-    async () => {
-      const blocks = shBlocks(section('A walk-through with curl'));
-      const curls = blocks.flatMap(steps).filter((s) => s.command.startsWith('curl '));
-      assert.ok(curls.length >= 7, `${curls.length} curl commands`);
-      const ids = new Map<string, string>();
-      const shown = curls.filter((s) => s.shown !== null);
-      for (const step of curls) {
-        let command = step.command;
-        for (const [placeholder, id] of ids) command = command.split(placeholder).join(id);
-        const reply = JSON.parse(await bash(command)) as Record<string, unknown>;
-        if (step.shown === null) continue;
-        sameShape(step.shown, reply, command.slice(0, 80));
-        // The README's elided id (Vx3…) stands for this reply's payment_id in the commands that follow.
-        for (const key of ['payment_id', 'refund_id']) {
-          const placeholder = new RegExp(`"${key}":"([^"]*…)"`).exec(step.shown)?.[1];
-          if (placeholder && typeof reply[key] === 'string' && !ids.has(placeholder))
-            ids.set(placeholder, reply[key]);
-        }
+  /** The line the receiver printed for the callback naming `id` with `status` (waits up to 15 s). */
+  async function callbackLine(
+    key: string,
+    id: string,
+  ): Promise<{ token: string; body: Record<string, unknown> }> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      for (const line of printed) {
+        const [token, ...json] = line.split(' ');
+        if (!json.join(' ').startsWith('{')) continue; // the probe that found the receiver listening
+        const body = JSON.parse(json.join(' ')) as Record<string, unknown>;
+        if (body[key] === id && FINAL.has(body.status as string)) return { token: token!, body };
       }
-      assert.ok(shown.length >= 6, `${shown.length} replies shown`);
-      for (const flow of [
-        'onsite/payin',
-        'sandbox/payin/complete',
-        'payin_status',
-        'offsite/payin',
-        'p2p/payin',
-        'payments/payout',
-        'wallet/balance',
-      ])
-        assert.ok(
-          curls.some((s) => s.command.includes(flow)),
-          flow,
-        );
+      assert.ok(
+        Date.now() < deadline,
+        `the receiver prints the callback of ${id} within 15 s: ${printed.join('\n')}`,
+      );
+      await delay(50);
+    }
+  }
 
-      // The signature check prints OK for the callback's token and MISMATCH for any other.
-      const check = blocks.find((b) => b.includes('openssl dgst'))!;
-      const [payin] = ids.values();
-      const signed = `${payin}:500.00:SUCCESS`;
-      const token = createHmac('sha256', gw.merchant.webhook_secret).update(signed).digest('hex');
-      const script = check.split('Vx3…').join(payin!);
-      const run = async (t: string) => (await bash(script.replace(/^TOKEN=\S+/m, `TOKEN=${t}`))).trim();
-      assert.equal(await run(token), 'OK');
-      assert.equal(await run('0'.repeat(64)), 'MISMATCH');
-    },
-  );
-
-  it(
-    'the CLI prints what the README shows: merchant create, wallet show, user create',
-    { todo: TODO },
-    async () => {
-      const env = { DATABASE_URL: gw.testDb.url };
-      const made = await cliAsync(['merchant', 'create', '--name', 'Shop'], env);
-      assert.equal(made.status, 0, made.stderr);
-      assert.match(made.stdout, /sk_test_\w+/);
-      assert.match(made.stdout, /whsec_\w+/);
-
-      // The walk-through above left 300.00 available and 200.00 held, as the README's table says.
-      const row = /\| `paygate wallet show[^|]*\|\s*`([^`]+)`/.exec(README)?.[1];
-      assert.ok(row, 'the README shows what wallet show prints');
-      const shown = await cliAsync(['wallet', 'show', '--merchant', gw.merchant.merchant_id], env);
-      assert.equal(shown.stdout.trim(), row);
-
-      const block = shBlocks(section('Dashboard')).find((b) => b.includes('user create'))!;
-      const step = steps(block).find(
-        (s) => s.command.includes('--operator') && !s.command.includes('stdin'),
-      )!;
-      const expected = block
-        .split('\n')
-        .filter((l) => l.startsWith('# '))
-        .map((l) => l.slice(2));
-      const args = step.command
-        .replace(/\s+#.*$/, '')
-        .split(/\s+/)
-        .slice(2);
-      const user = await cliAsync(args, env);
-      assert.equal(user.status, 0, user.stderr);
-      const lines = user.stdout.trimEnd().split('\n');
-      assert.equal(lines.length, expected.length, user.stdout);
-      for (const [i, want] of expected.entries()) {
-        const pattern = new RegExp(`^${want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/…/g, '\\S+')}$`);
-        assert.match(lines[i]!, pattern);
+  it('the curl walk-through answers what it shows: pay-in, settle, status, offsite, P2P, payout, balance, refund; the receiver prints the callbacks it shows', async () => {
+    const curls = blocks.flatMap(steps).filter((s) => s.command.startsWith('curl '));
+    assert.ok(curls.length >= 9, `${curls.length} curl commands`);
+    for (const flow of [
+      'onsite/payin',
+      'sandbox/payin/complete',
+      'payin_status',
+      'offsite/payin',
+      'p2p/payin',
+      'payments/payout',
+      'wallet/balance',
+      'payments/refund',
+      'refund_status',
+    ])
+      assert.ok(
+        curls.some((s) => s.command.includes(flow)),
+        flow,
+      );
+    assert.ok(
+      curls.every((s) => s.shown !== null),
+      'the README shows the reply of every curl command',
+    );
+    for (const step of curls) {
+      let command = step.command.split(`:${README_PORT}/`).join(`:${port}/`);
+      for (const [placeholder, id] of ids) command = command.split(placeholder).join(id);
+      let reply = JSON.parse(await bash(command)) as Record<string, unknown>;
+      // A status read before the sandbox settled: the README says to ask again after a moment.
+      const wanted = /"status":"([A-Z]+)"/.exec(step.shown!)?.[1];
+      const deadline = Date.now() + 15_000;
+      while (command.includes('_status') && FINAL.has(wanted ?? '') && !FINAL.has(reply.status as string)) {
+        assert.ok(Date.now() < deadline, `${command.slice(0, 80)}: final within 15 s`);
+        await delay(200);
+        reply = JSON.parse(await bash(command)) as Record<string, unknown>;
       }
-    },
-  );
+      sameShape(step.shown!, reply, command.slice(0, 80));
+      // The README's elided id (Vx3…) stands for this reply's id in the commands that follow.
+      for (const key of ['payment_id', 'refund_id']) {
+        const placeholder = new RegExp(`"${key}":"([^"]*…)"`).exec(step.shown!)?.[1];
+        if (placeholder && typeof reply[key] === 'string' && !ids.has(placeholder))
+          ids.set(placeholder, reply[key]);
+      }
+    }
+
+    // The callbacks the receiver printed, against the lines the README shows for them.
+    const shownCallbacks = [...walk.matchAll(/```\n([0-9a-f]{4}…[0-9a-f]{2}) (\{.*\})\n```/g)].map(
+      (m) => m[2]!,
+    );
+    assert.equal(shownCallbacks.length, 2, 'the README shows a pay-in callback and a refund callback');
+    const payin = ids.get('Vx3…')!;
+    const refund = ids.get('Kd2…')!;
+    const payinCallback = await callbackLine('payment_id', payin);
+    sameShape(shownCallbacks[0]!, payinCallback.body, 'the pay-in callback');
+    sameShape(shownCallbacks[1]!, (await callbackLine('refund_id', refund)).body, 'the refund callback');
+
+    // The signature check prints OK for the token the receiver printed and MISMATCH for any other.
+    const check = blocks.find((b) => b.includes('openssl dgst'))!;
+    const script = check.split('Vx3…').join(payin);
+    const run = async (t: string) => (await bash(script.replace(/^TOKEN=\S+/m, `TOKEN=${t}`))).trim();
+    assert.equal(
+      payinCallback.token,
+      createHmac('sha256', gw.merchant.webhook_secret).update(`${payin}:500.00:SUCCESS`).digest('hex'),
+      'the token the receiver printed is the documented HMAC',
+    );
+    assert.equal(await run(payinCallback.token), 'OK');
+    assert.equal(await run('0'.repeat(64)), 'MISMATCH');
+  });
+
+  it('the CLI prints what the README shows: merchant create, wallet show, user create', async () => {
+    const env = { DATABASE_URL: gw.testDb.url };
+    const create = blocks.find((b) => b.includes('paygate merchant create'))!;
+    const made = await cliAsync(steps(create)[0]!.command.split(/\s+/).slice(2), env);
+    assert.equal(made.status, 0, made.stderr);
+    sameLines(made.stdout, shownLines(create), 'merchant create');
+
+    // After the walk-through above: 500.00 paid in, 200.00 paid out and 120.50 refunded, both settled.
+    const row = /\| `paygate wallet show[^|]*\|\s*`([^`]+)`/.exec(README)?.[1];
+    assert.ok(row, 'the README shows what wallet show prints');
+    const shown = await cliAsync(['wallet', 'show', '--merchant', gw.merchant.merchant_id], env);
+    assert.equal(shown.status, 0, shown.stderr);
+    assert.equal(shown.stdout.trim(), row);
+
+    const block = shBlocks(section('Dashboard')).find((b) => b.includes('user create'))!;
+    const step = steps(block).find((s) => s.command.includes('--operator') && !s.command.includes('stdin'))!;
+    const args = step.command
+      .replace(/\s+#.*$/, '')
+      .split(/\s+/)
+      .slice(2);
+    const user = await cliAsync(args, env);
+    assert.equal(user.status, 0, user.stderr);
+    sameLines(user.stdout, shownLines(block), 'user create');
+  });
 });

@@ -140,6 +140,57 @@ export function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** The scopes a password attempt counts against: the account, and the client address (an IPv6 /64). */
+export function failureScopes(email: string, address: string): [string, string] {
+  return [`email:${email}`, `ip:${clientOf(address)}`];
+}
+
+/**
+ * Records a password attempt as a failure of each scope and returns its ids (to be forgotten once
+ * the password proves right); 429 RATE_LIMITED, with the attempt taken back, when a scope has more
+ * failures than its limit within the window, this attempt's included. `what` names the failures in
+ * the message: "failed sign-ins", "wrong passwords".
+ */
+export async function beginPasswordAttempt(
+  db: Kysely<Tables>,
+  scopes: [string, string],
+  at: number,
+  what: string,
+): Promise<number[]> {
+  const attempt = await recordFailures(db, scopes, at);
+  const since = at - SIGN_IN_WINDOW_MS;
+  const limits = [FAILURES_PER_ACCOUNT, FAILURES_PER_ADDRESS];
+  for (const [i, scope] of scopes.entries()) {
+    const times = await failuresSince(db, scope, since);
+    const limit = limits[i]!;
+    if (times.length > limit) {
+      await forgetFailures(db, attempt);
+      // Allowed again once all but `limit - 1` of the others have left the window.
+      const waitS = Math.max(
+        1,
+        Math.ceil((times[times.length - 1 - limit]! + SIGN_IN_WINDOW_MS - at) / 1000),
+      );
+      throw new AppError(
+        'RATE_LIMITED',
+        `Too many ${what}; try again in ${Math.ceil(waitS / 60)} min`,
+        { retry_after_s: waitS },
+        { 'Retry-After': String(waitS) },
+      );
+    }
+  }
+  return attempt;
+}
+
+/** A password attempt that proved right: the account's count starts again, and the attempt is taken back. */
+export async function passwordAttemptRight(
+  db: Kysely<Tables>,
+  scopes: [string, string],
+  attempt: number[],
+): Promise<void> {
+  await clearFailures(db, scopes[0]);
+  await forgetFailures(db, attempt);
+}
+
 export class AccountService {
   constructor(
     private readonly db: Kysely<Tables>,
@@ -209,20 +260,13 @@ export class AccountService {
   async signIn(emailInput: string, password: string, address: string): Promise<string | null> {
     const at = this.now();
     const email = emailInput.trim().toLowerCase().slice(0, 254);
-    const scopes = [`email:${email}`, `ip:${clientOf(address)}`];
-    const attempt = await recordFailures(this.db, scopes, at);
-    try {
-      await this.refuseWhenLimited(scopes, at);
-    } catch (err) {
-      await forgetFailures(this.db, attempt);
-      throw err;
-    }
+    const scopes = failureScopes(email, address);
+    const attempt = await beginPasswordAttempt(this.db, scopes, at, 'failed sign-ins');
     const user = await findUserByEmail(this.db, email);
     decoyHash ??= hashPassword(base62(20));
     const ok = await checkPassword(password.slice(0, PASSWORD_MAX), user?.password_hash ?? (await decoyHash));
     if (!user || !ok) return null;
-    await clearFailures(this.db, scopes[0]!);
-    await forgetFailures(this.db, attempt);
+    await passwordAttemptRight(this.db, scopes, attempt);
     // Told only to whoever knows the password: the account exists but may not be used.
     if (user.disabled_at !== null || (await merchantStatusOf(this.db, user)) === 'disabled')
       throw new AccountError(
@@ -243,29 +287,6 @@ export class AccountService {
     await deleteIdleSessions(this.db, at - IDLE_EXPIRY_MS);
     await deleteOldFailures(this.db, at - SIGN_IN_WINDOW_MS);
     return token;
-  }
-
-  /** Refuses when a scope has more failures than its limit, this attempt's included. */
-  private async refuseWhenLimited(scopes: string[], at: number): Promise<void> {
-    const since = at - SIGN_IN_WINDOW_MS;
-    const limits = [FAILURES_PER_ACCOUNT, FAILURES_PER_ADDRESS];
-    for (const [i, scope] of scopes.entries()) {
-      const times = await failuresSince(this.db, scope, since);
-      const limit = limits[i]!;
-      if (times.length > limit) {
-        // Allowed again once all but `limit - 1` of the others have left the window.
-        const waitS = Math.max(
-          1,
-          Math.ceil((times[times.length - 1 - limit]! + SIGN_IN_WINDOW_MS - at) / 1000),
-        );
-        throw new AppError(
-          'RATE_LIMITED',
-          `Too many failed sign-ins; try again in ${Math.ceil(waitS / 60)} min`,
-          { retry_after_s: waitS },
-          { 'Retry-After': String(waitS) },
-        );
-      }
-    }
   }
 
   /** The signed-in user of a session token, or null when there is none or it has been idle too long. */

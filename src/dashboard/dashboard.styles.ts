@@ -1,7 +1,10 @@
 /**
  * The dashboard's one stylesheet, served at `/dashboard/app.css` and allowed by the policy as
- * `style-src 'self'`: cached once by the browser rather than sent with every page. Phone first
- * (390 px), wide tables scroll inside their own focusable box, colours at 4.5:1 or more.
+ * `style-src 'self'`: cached once by the browser rather than sent with every page. Colours at
+ * 4.5:1 or more. On a phone (up to 40rem) nothing scrolls sideways (CONTRACT §11): the menu folds
+ * behind a Menu button, each table row becomes a card of labelled cells, and long ids wrap; on a
+ * wider screen a wide table scrolls inside its own focusable box. The chart is drawn twice
+ * (views/overview.ts) and the drawing that keeps its text at 11 px or more is shown.
  */
 export const DASHBOARD_CSS = `
 *,*::before,*::after{box-sizing:border-box}
@@ -60,11 +63,42 @@ dl.facts{display:grid;grid-template-columns:minmax(8rem,auto) 1fr;gap:.25rem 1re
 dl.facts dt{color:#4a5568}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
 .chart{width:100%;height:auto;display:block}
+.chart.narrow{display:none;max-width:32rem}
+.menu{display:none}
+.menu summary{list-style:none;display:inline-flex;align-items:center;min-height:2.75rem;padding:.25rem .875rem;border:1px solid #8190b8;border-radius:.375rem;color:#fff;cursor:pointer;font-weight:600}
+.menu summary::-webkit-details-marker{display:none}
+.menu summary:focus-visible{outline:3px solid #93c5fd;outline-offset:2px}
+.menu[open] summary{background:#3b4a7a}
 .muted{color:#4a5568}
 .signin{max-width:24rem;margin:3rem auto}
 .signin label{margin-bottom:.75rem}
 .signin .btn{width:100%}
 ol.timeline{margin:0;padding-left:1.25rem}
 ol.timeline li{margin:.25rem 0}
-@media (max-width:40rem){main{padding:.75rem}h1{font-size:1.25rem}}
+.btn{overflow-wrap:anywhere}
+@media (max-width:50rem){.chart.wide{display:none}.chart.narrow{display:block}}
+@media (max-width:40rem){
+main{padding:.75rem}
+h1{font-size:1.25rem;margin:.25rem 0 .75rem}
+.top{position:relative;flex-wrap:nowrap;padding:.25rem .75rem;gap:.5rem}
+.who,nav.wide{display:none}
+.menu{display:block}
+.menu[open] nav{position:absolute;z-index:10;left:0;right:0;top:100%;background:#1a1f36;box-shadow:0 6px 12px rgba(26,31,54,.35)}
+.menu ul{display:grid;grid-template-columns:1fr 1fr;gap:.25rem .5rem;padding:.25rem .75rem .75rem}
+.menu a{display:flex;min-width:0;overflow-wrap:anywhere}
+.menu li.account{grid-column:1/-1}
+.card{padding:.75rem}
+.scroll{overflow:visible;background:none;box-shadow:none;border-radius:0}
+.scroll table,.scroll tbody,.scroll td{display:block}
+.scroll thead{display:none}
+.scroll tr{display:grid;grid-template-columns:1fr 1fr;grid-auto-flow:row dense;gap:.375rem .75rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 2px rgba(26,31,54,.12);padding:.625rem .75rem;margin-bottom:.5rem}
+.scroll td{min-width:0;padding:0;border:0;white-space:normal;overflow-wrap:anywhere}
+.scroll td.num{text-align:left}
+.scroll td::before{content:attr(data-label);display:block;font-size:.75rem;font-weight:600;color:#4a5568}
+.scroll td:has(.mono),.scroll td.mono,.scroll td:has(form){grid-column:1/-1}
+.scroll td[data-label=Amount]{order:-2;font-weight:600}
+.scroll td[data-label=Status]{order:-1}
+.card .scroll tr{box-shadow:none;border:1px solid #e3e8f0}
+dl.facts{grid-template-columns:minmax(6.5rem,auto) 1fr;gap:.25rem .75rem}
+}
 `;

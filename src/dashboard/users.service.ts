@@ -8,9 +8,12 @@ import type { Tables, UserTable } from '../db/schema.ts';
 import { base62 } from '../ids.ts';
 import {
   AccountError,
+  beginPasswordAttempt,
   checkPassword,
+  failureScopes,
   hashPassword,
   normalEmail,
+  passwordAttemptRight,
   passwordProblem,
   type DashboardUser,
 } from './accounts.service.ts';
@@ -106,13 +109,23 @@ export class UserService {
   }
 
   /**
-   * A signed-in user's change of their own password: the current one must be right. Their other
-   * sessions end; the browser that changed it stays signed in.
+   * A signed-in user's change of their own password from `address`: the current one must be right.
+   * A wrong one counts as a failed sign-in of the account and the address (a stolen session is no
+   * way round the sign-in limit), and past the limit the answer is 429 RATE_LIMITED without a
+   * check. Their other sessions end; the browser that changed it stays signed in.
    */
-  async changePassword(signedIn: DashboardUser, current: string, next: string): Promise<void> {
+  async changePassword(
+    signedIn: DashboardUser,
+    current: string,
+    next: string,
+    address: string,
+  ): Promise<void> {
     const user = await this.find({ id: signedIn.userId });
+    const scopes = failureScopes(user.email, address);
+    const attempt = await beginPasswordAttempt(this.db, scopes, this.now(), 'wrong passwords');
     if (!(await checkPassword(current.slice(0, 256), user.password_hash)))
       throw new AccountError('WRONG_PASSWORD', 'The current password is wrong.');
+    await passwordAttemptRight(this.db, scopes, attempt);
     const problem = passwordProblem(next);
     if (problem) throw new AccountError('INVALID_USER', `The new password: ${problem}.`);
     await setPasswordHash(this.db, user.id, await hashPassword(next));

@@ -23,6 +23,7 @@ dl{margin:0;display:grid;grid-template-columns:auto 1fr;gap:.375rem 1rem;font-si
 dt{color:#4a5568}
 dd{margin:0;text-align:right;font-weight:600;overflow-wrap:anywhere}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:500}
+.vpa{overflow-wrap:break-word}
 .qr{display:block;width:min(15rem,100%);height:auto;margin:0 auto;border:1px solid #d5dbe8;border-radius:.5rem}
 .note{margin:.75rem 0 0;color:#4a5568;font-size:.9375rem}
 .hint{margin:.75rem 0 0;text-align:center;color:#4a5568;font-size:.9375rem}

@@ -15,6 +15,11 @@ const ENTITIES: Record<string, string> = {
   "'": '&#39;',
 };
 
+/** A UPI id that a narrow screen wraps only after its '@' or a '.', never inside a word. */
+function upiId(vpa: string): string {
+  return esc(vpa).replace(/([@.])/g, '$1<wbr>');
+}
+
 export function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }
@@ -92,7 +97,7 @@ function pendingPage(v: PageView, self: string): string {
 <p class="label">Paying${v.sandbox ? ' <span class="test">Test mode</span>' : ''}</p>
 <h1 id="merchant-h">${esc(v.merchantName)}</h1>
 <p class="amount">${esc(v.amountText)}</p>
-${summary(v, `\n<dt>Pay to UPI ID</dt><dd><span class="mono" id="vpa">${esc(v.payeeVpa)}</span> <button class="copy" type="button" data-copy="vpa" hidden>Copy</button></dd>\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}" data-seconds="${v.secondsLeft}">${left.text}</time></dd>`)}${
+${summary(v, `\n<dt>Pay to UPI ID</dt><dd><span class="mono vpa" id="vpa">${upiId(v.payeeVpa)}</span> <button class="copy" type="button" data-copy="vpa" hidden>Copy</button></dd>\n<dt>Time left</dt><dd><time class="left" datetime="${left.iso}" data-seconds="${v.secondsLeft}">${left.text}</time></dd>`)}${
       v.returnsTo
         ? `\n<p class="note">After paying you will be taken back to ${esc(v.merchantName)}.</p>`
         : ''

@@ -31,7 +31,14 @@ export function transactionRoutes(app: FastifyInstance, ctx: DashboardContext): 
       200,
       page(
         frame(req, 'transactions', 'Transactions'),
-        listBody(user(req), query, rows, next, cursor === null),
+        listBody(
+          user(req),
+          query,
+          rows,
+          next,
+          cursor === null,
+          user(req).role === 'operator' ? await dashboard.merchants() : null,
+        ),
       ),
     );
   });

@@ -1,5 +1,6 @@
 /** Every user's account page (their own password) and the operator's users page (list, disable, enable). */
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.ts';
 import { AccountError } from '../accounts.service.ts';
 import { page } from '../views/layout.ts';
 import { accountBody, usersBody } from '../views/users.ts';
@@ -13,14 +14,18 @@ export function accountRoutes(app: FastifyInstance, { users, user, frame }: Dash
   app.post('/account/password', { schema: { hide: true } }, async (req, reply) => {
     const body = form(req);
     const next = field(body, 'password');
-    const again = (text: string) =>
-      html(reply, 400, page(frame(req, 'account', 'Your account', null), accountBody(user(req), text)));
+    const again = (text: string, status = 400) =>
+      html(reply, status, page(frame(req, 'account', 'Your account', null), accountBody(user(req), text)));
     if (next !== field(body, 'confirm')) return again('The two new passwords differ.');
     try {
-      await users.changePassword(user(req), field(body, 'current'), next);
+      await users.changePassword(user(req), field(body, 'current'), next, req.ip);
     } catch (err) {
       if (err instanceof AccountError && (err.code === 'WRONG_PASSWORD' || err.code === 'INVALID_USER'))
         return again(err.message);
+      if (err instanceof AppError && err.errorCode === 'RATE_LIMITED') {
+        for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+        return again(err.message, 429);
+      }
       throw err;
     }
     return redirect(reply, '/dashboard/account', 'password');

@@ -79,21 +79,27 @@ export function postButton(
 
 export function page(frame: Frame, body: string): string {
   const { user } = frame;
-  const nav = (user.role === 'operator' ? OPERATOR_NAV : MERCHANT_NAV)
+  const items = (user.role === 'operator' ? OPERATOR_NAV : MERCHANT_NAV)
     .map(
       ([key, label]) =>
         `<li><a href="${navHref(key)}"${key === frame.active ? ' aria-current="page"' : ''}>${label}</a></li>`,
     )
     .join('');
+  const here = frame.active === 'account' ? ' aria-current="page"' : '';
+  const who = `${esc(user.email)} · ${user.role === 'operator' ? 'operator' : esc(user.merchantId ?? '')}`;
   const flash = frame.flash
     ? `<p class="flash${frame.flash.error ? ' error' : ''}" role="${frame.flash.error ? 'alert' : 'status'}">${esc(frame.flash.text)}</p>`
     : '';
+  // Two renderings of one menu, one shown at a time by the stylesheet: a row of links on a wide
+  // screen, and on a phone a Menu button (a disclosure, no script) that opens them over the page,
+  // so that the header takes one row of the phone's height.
   return document(
     frame.title,
     `<header>
-<div class="top"><a class="brand" href="/dashboard">Paygate</a><a class="who" href="/dashboard/account"${frame.active === 'account' ? ' aria-current="page"' : ''}>${esc(user.email)} · ${user.role === 'operator' ? 'operator' : esc(user.merchantId ?? '')}</a>
+<div class="top"><a class="brand" href="/dashboard">Paygate</a><a class="who" href="/dashboard/account"${here}>${who}</a>
+<details class="menu"><summary>Menu</summary><nav aria-label="Dashboard"><ul>${items}<li class="account"><a href="/dashboard/account"${here}>Your account: ${who}</a></li></ul></nav></details>
 <form class="signout" method="post" action="/dashboard/sign-out">${csrfField(user)}<button type="submit">Sign out</button></form></div>
-<nav aria-label="Dashboard"><ul>${nav}</ul></nav>
+<nav class="wide" aria-label="Dashboard"><ul>${items}</ul></nav>
 </header>
 <main>
 <h1>${esc(frame.title)}</h1>
@@ -154,12 +160,22 @@ export function statusBadge(status: string): string {
   return `<span class="status s-${esc(status)}">${esc(status)}</span>`;
 }
 
-/** A table that scrolls sideways on a phone; the box is focusable so a keyboard can scroll it. */
+/**
+ * A table; `head` names its columns (`#` first: a number, aligned right). On a wide screen a table
+ * wider than the page scrolls inside its box (focusable, so a keyboard can scroll it); on a phone
+ * each row is a card of its cells, each cell labelled with its column's name from `data-label`, so
+ * that nothing scrolls sideways.
+ */
 export function scrollTable(label: string, head: string[], rows: string[], empty: string): string {
   if (rows.length === 0) return `<p class="card muted">${esc(empty)}</p>`;
+  const names = head.map((h) => (h.startsWith('#') ? h.slice(1) : h));
+  const labelled = rows.map((row) => {
+    let i = 0;
+    return row.replace(/<td(?=[\s>])/g, () => `<td data-label="${esc(names[i++] ?? '')}"`);
+  });
   return `<div class="scroll" role="region" aria-label="${esc(label)}" tabindex="0"><table>
-<thead><tr>${head.map((h) => (h.startsWith('#') ? `<th class="num" scope="col">${h.slice(1)}</th>` : `<th scope="col">${h}</th>`)).join('')}</tr></thead>
-<tbody>${rows.join('\n')}</tbody>
+<thead><tr>${head.map((h, i) => `<th${h.startsWith('#') ? ' class="num"' : ''} scope="col">${names[i]}</th>`).join('')}</tr></thead>
+<tbody>${labelled.join('\n')}</tbody>
 </table></div>`;
 }
 

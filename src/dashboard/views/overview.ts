@@ -3,9 +3,50 @@ import type { DayPoint } from '../dashboard.service.ts';
 import { esc, money, scrollTable } from './layout.ts';
 import { formatAmount } from '../../money.ts';
 
-const W = 720;
-const H = 260;
-const PAD = { left: 64, right: 48, top: 16, bottom: 40 };
+/**
+ * The chart's two drawings: its text is drawn at `font` user units, so its size on screen is `font`
+ * times the width it is shown at over `w`. The wide one is shown from 50rem (text ≥ 12 px there),
+ * the narrow one below (≥ 13 px at 390 px): a single drawing scaled to a phone shrinks its text to
+ * about 5 px.
+ */
+interface Drawing {
+  name: 'wide' | 'narrow';
+  w: number;
+  h: number;
+  pad: { left: number; right: number; top: number; bottom: number };
+  font: number;
+  /** A date under every `every`th bar, counted back from today's. */
+  every: number;
+  legend: [string, number][];
+}
+
+const WIDE: Drawing = {
+  name: 'wide',
+  w: 720,
+  h: 260,
+  pad: { left: 64, right: 48, top: 16, bottom: 44 },
+  font: 12,
+  every: 5,
+  legend: [
+    ['Pay-in volume', 64],
+    ['Payout volume', 194],
+    ['Success rate', 324],
+  ],
+};
+
+const NARROW: Drawing = {
+  name: 'narrow',
+  w: 360,
+  h: 250,
+  pad: { left: 54, right: 50, top: 14, bottom: 50 },
+  font: 14,
+  every: 7,
+  legend: [
+    ['Pay-ins', 8],
+    ['Payouts', 98],
+    ['Success rate', 190],
+  ],
+};
 
 function successRate(d: DayPoint): number | null {
   const final = d.succeeded + d.failed;
@@ -21,31 +62,36 @@ function shortRupees(paise: number): string {
   return r.toFixed(0);
 }
 
-/** Bars of pay-in and payout volume per day, and the success rate as a line on its own axis. */
+/** Bars of pay-in and payout volume per day, and the success rate as a line on its own axis: drawn for a wide screen and for a phone. */
 export function chart(days: DayPoint[], currency = 'INR'): string {
+  return drawing(WIDE, days, currency) + drawing(NARROW, days, currency);
+}
+
+function drawing(d: Drawing, days: DayPoint[], currency: string): string {
+  const { w: W, h: H, pad: PAD } = d;
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
-  const max = Math.max(1, ...days.map((d) => Math.max(d.payinVolume, d.payoutVolume)));
+  const max = Math.max(1, ...days.map((p) => Math.max(p.payinVolume, p.payoutVolume)));
   const slot = plotW / days.length;
   const barW = Math.max(2, slot / 2 - 2);
   const y = (v: number) => PAD.top + plotH - (v / max) * plotH;
   const bars = days
-    .map((d, i) => {
+    .map((p, i) => {
       const x = PAD.left + i * slot + 1;
       const pin =
-        d.payinVolume > 0
-          ? `<rect x="${x.toFixed(1)}" y="${y(d.payinVolume).toFixed(1)}" width="${barW.toFixed(1)}" height="${(PAD.top + plotH - y(d.payinVolume)).toFixed(1)}" fill="#1d4ed8"/>`
+        p.payinVolume > 0
+          ? `<rect x="${x.toFixed(1)}" y="${y(p.payinVolume).toFixed(1)}" width="${barW.toFixed(1)}" height="${(PAD.top + plotH - y(p.payinVolume)).toFixed(1)}" fill="#1d4ed8"/>`
           : '';
       const pout =
-        d.payoutVolume > 0
-          ? `<rect x="${(x + barW + 1).toFixed(1)}" y="${y(d.payoutVolume).toFixed(1)}" width="${barW.toFixed(1)}" height="${(PAD.top + plotH - y(d.payoutVolume)).toFixed(1)}" fill="#c2410c"/>`
+        p.payoutVolume > 0
+          ? `<rect x="${(x + barW + 1).toFixed(1)}" y="${y(p.payoutVolume).toFixed(1)}" width="${barW.toFixed(1)}" height="${(PAD.top + plotH - y(p.payoutVolume)).toFixed(1)}" fill="#c2410c"/>`
           : '';
       return pin + pout;
     })
     .join('');
   const points = days
-    .map((d, i) => {
-      const rate = successRate(d);
+    .map((p, i) => {
+      const rate = successRate(p);
       return rate === null
         ? null
         : `${(PAD.left + (i + 0.5) * slot).toFixed(1)},${(PAD.top + plotH - rate * plotH).toFixed(1)}`;
@@ -57,23 +103,25 @@ export function chart(days: DayPoint[], currency = 'INR'): string {
   const ticks = [0, 0.5, 1]
     .map((f) => {
       const ty = PAD.top + plotH - f * plotH;
-      return `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${ty}" y2="${ty}" stroke="#d5dbe8"/><text x="${PAD.left - 6}" y="${ty + 4}" text-anchor="end">${currency === 'INR' ? '₹' : ''}${shortRupees(max * f)}</text><text x="${W - PAD.right + 6}" y="${ty + 4}">${Math.round(f * 100)}%</text>`;
+      return `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${ty}" y2="${ty}" stroke="#d5dbe8"/><text x="${PAD.left - 6}" y="${ty + d.font / 3}" text-anchor="end">${currency === 'INR' ? '₹' : ''}${shortRupees(max * f)}</text><text x="${W - PAD.right + 6}" y="${ty + d.font / 3}">${Math.round(f * 100)}%</text>`;
     })
     .join('');
   const labels = days
-    .map((d, i) =>
-      i % 5 === 0 || i === days.length - 1
-        ? `<text x="${(PAD.left + (i + 0.5) * slot).toFixed(1)}" y="${H - PAD.bottom + 16}" text-anchor="middle">${d.date.slice(5)}</text>`
+    .map((p, i) =>
+      (days.length - 1 - i) % d.every === 0
+        ? `<text x="${(PAD.left + (i + 0.5) * slot).toFixed(1)}" y="${H - PAD.bottom + d.font + 4}" text-anchor="middle">${p.date.slice(5)}</text>`
         : '',
     )
     .join('');
   const legendY = H - 8;
-  return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title" font-size="11" fill="#344054" font-family="system-ui,sans-serif">
-<title id="chart-title">Pay-in and payout volume (bars) and success rate (line) by day, last ${days.length} days; the figures are in the table below</title>
+  const box = d.font - 2;
+  const [pin, pout, rate] = d.legend;
+  return `<svg class="chart ${d.name}" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title-${d.name}" font-size="${d.font}" fill="#344054" font-family="system-ui,sans-serif">
+<title id="chart-title-${d.name}">Pay-in and payout volume (bars) and success rate (line) by day, last ${days.length} days; the figures are in the table below</title>
 ${ticks}${bars}${line}${labels}
-<rect x="${PAD.left}" y="${legendY - 9}" width="10" height="10" fill="#1d4ed8"/><text x="${PAD.left + 14}" y="${legendY}">Pay-in volume</text>
-<rect x="${PAD.left + 120}" y="${legendY - 9}" width="10" height="10" fill="#c2410c"/><text x="${PAD.left + 134}" y="${legendY}">Payout volume</text>
-<line x1="${PAD.left + 240}" x2="${PAD.left + 256}" y1="${legendY - 4}" y2="${legendY - 4}" stroke="#15803d" stroke-width="2"/><text x="${PAD.left + 260}" y="${legendY}">Success rate</text>
+<rect x="${pin![1]}" y="${legendY - box + 1}" width="${box}" height="${box}" fill="#1d4ed8"/><text x="${pin![1] + box + 4}" y="${legendY}">${pin![0]}</text>
+<rect x="${pout![1]}" y="${legendY - box + 1}" width="${box}" height="${box}" fill="#c2410c"/><text x="${pout![1] + box + 4}" y="${legendY}">${pout![0]}</text>
+<line x1="${rate![1]}" x2="${rate![1] + box + 4}" y1="${legendY - box / 2 + 1}" y2="${legendY - box / 2 + 1}" stroke="#15803d" stroke-width="2"/><text x="${rate![1] + box + 8}" y="${legendY}">${rate![0]}</text>
 </svg>`;
 }
 

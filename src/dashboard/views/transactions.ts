@@ -3,6 +3,7 @@ import type { DeliveryView, AttemptView } from '../../callbacks/callbacks.servic
 import type { TransactionRow } from '../../transactions/transactions.repository.ts';
 import { base62 } from '../../ids.ts';
 import { formatAmount } from '../../money.ts';
+import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { DashboardUser } from '../accounts.service.ts';
 import type { ListRow } from '../dashboard.repository.ts';
 import {
@@ -42,15 +43,28 @@ function field(id: keyof ListQuery, label: string, query: ListQuery, type = 'tex
   return `<label for="f-${id}">${label}<input id="f-${id}" name="${id}" type="${type}" value="${esc(query[id] ?? '')}"${extra}></label>`;
 }
 
+/**
+ * The list page. `merchants`: the operator's choice of merchant (null for a merchant's user, who
+ * sees only their own).
+ */
 export function listBody(
   user: DashboardUser,
   query: ListQuery,
   rows: ListRow[],
   next: string | null,
   isFirst: boolean,
+  merchants: MerchantView[] | null,
 ): string {
   const merchantField =
-    user.role === 'operator' ? field('merchant', 'Merchant ID', query, 'text', ' autocomplete="off"') : '';
+    merchants === null
+      ? ''
+      : `<label for="f-merchant">Merchant<select id="f-merchant" name="merchant">${options(
+          [
+            ['', 'All merchants'],
+            ...merchants.map((m): [string, string] => [m.merchant_id, `${m.name} (${m.merchant_id})`]),
+          ],
+          query.merchant,
+        )}</select></label>`;
   const form = `<form class="card filters" method="get" action="/dashboard/transactions" role="search" aria-label="Filter transactions">
 ${field('q', 'Search (payment_id, refund_id, order or refund no., UTR)', query, 'search', ' autocomplete="off"')}
 <label for="f-kind">Kind<select id="f-kind" name="kind">${options(
