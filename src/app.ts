@@ -133,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   );
   services.payouts.onCreated = () => worker.created();
   services.refunds.onCreated = () => worker.created();
+  services.notifications.onRefundsDue = () => worker.wake();
   const dispatcher = new CallbackDispatcher(database, config, {
     registry: metrics.registry,
     logger: app.log,

@@ -20,6 +20,13 @@ export interface FinalOutcome {
   amountText?: string;
   /** The provider's id of the payment or transfer behind the outcome, when it has its own. */
   reference?: string;
+  /**
+   * The provider's payment that paid a pay-in, as a refund of it must name it: its id and its
+   * transaction id (Setu's `id` and `txnId`). Only channels that refund their pay-ins give it.
+   */
+  payment?: { id: string; txnId: string };
+  /** Why the channel failed it, in its own words (an NPCI refusal: code and description). */
+  reason?: string;
 }
 
 export interface PayinOpening {
@@ -77,14 +84,18 @@ export interface PayoutState {
   reversed: boolean;
 }
 
-/** A refund to hand to the channel that took the pay-in, under the refund_id as its idempotency key. */
+/** A refund to hand to the channel that took the payment, under the refund_id as its idempotency key. */
 export interface RefundSubmission {
   refundId: string;
-  /** The refunded pay-in: Paygate's payment_id and the channel's reference of its payment. */
+  /** The refunded pay-in's payment_id, or "" when the money belongs to no pay-in (suspense). */
   paymentId: string;
-  payinChannelTxnId: string;
+  /** The provider's payment the refund returns: its id and its transaction id ("" when the channel has none). */
+  channelPaymentId: string;
+  channelPaymentTxnId: string;
   amount: number;
   currency: string;
+  /** The refund is not sent after this time (epoch ms): the worker's claim runs out. */
+  notAfter?: number;
 }
 
 export interface RefundInFlight extends RefundSubmission {
@@ -101,11 +112,18 @@ export interface RefundState {
   outcome: FinalOutcome | null;
 }
 
-/** What a channel that refunds its pay-ins does (the sandbox today). */
+/** What a channel that refunds its pay-ins does (the sandbox, Setu). */
 export interface RefundRail {
-  /** Hands a refund to the channel. Throws `ChannelFailure` when the outcome is not known. */
+  /**
+   * Hands a refund to the channel. Answers its reference and, when the channel answered with one
+   * at once, the final outcome (a refusal of the refund itself is FAILED with the reason). Throws
+   * `ChannelFailure` when the outcome is not known or the channel did not take it.
+   */
   submitRefund(r: RefundSubmission): Promise<RefundState>;
-  /** What the channel knows of a refund, or null when it has never seen it. */
+  /**
+   * What the channel knows of a refund, or null when it does not know it: read by the channel's
+   * reference when one is known, else found among the refunds of its payment by refund_id.
+   */
   readRefund(r: RefundInFlight): Promise<RefundState | null>;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Setu UPI (UMAP) for live pay-ins: one single-use dynamic QR per pay-in (`/api/v1/merchants/dqr`),
- * read while it waits and closed at its expiry. Calls carry a bearer token from Setu's login,
+ * read while it waits and closed at its expiry; refunds of its payments (`setu-refunds.ts`). Calls carry a bearer token from Setu's login,
  * kept by the process and fetched again in its fourth minute (tokens live 300 s), by one call at a
  * time, and once more when Setu answers 401.
  */
@@ -14,10 +14,12 @@ import {
   type PayinInstructions,
   type PayinOpening,
   type PayoutState,
+  type RefundRail,
   type VpaRegistration,
   type VpaRegistry,
 } from './channel.ts';
 import { ChannelHttp, failureOf, providerCode, type ChannelAnswer } from './channel-http.ts';
+import { SetuRefunds, type SetuCall } from './setu-refunds.ts';
 import { Throttle } from './throttle.ts';
 
 /** Setu's tokens live 300 s; a new one is fetched in the fourth minute. */
@@ -93,13 +95,11 @@ export class SetuChannel implements Channel, VpaRegistry {
     return token;
   }
 
-  /** A UMAP call with the token; on 401 the token is fetched again and the call sent once more. */
-  private async call(
-    operation: string,
-    method: 'GET' | 'POST' | 'PUT',
-    path: string,
-    body?: unknown,
-  ): Promise<ChannelAnswer> {
+  /**
+   * A UMAP call with the token; on 401 the token is fetched again and the call sent once more.
+   * `notAfter`: not sent after this time (the caller's claim on the work runs out then).
+   */
+  readonly call: SetuCall = async (operation, method, path, body, notAfter) => {
     const send = async (token: string) =>
       this.http.send({
         operation,
@@ -107,12 +107,16 @@ export class SetuChannel implements Channel, VpaRegistry {
         url: `${this.settings.baseUrl}${path}`,
         headers: { authorization: `Bearer ${token}`, merchantId: this.settings.merchantId },
         body,
+        notAfter,
       });
     const token = await this.bearer();
     const answer = await send(token);
     if (answer.status !== 401) return answer;
     return send(await this.bearer(token));
-  }
+  };
+
+  /** Refunds of Setu's payments (`setu-refunds.ts`). */
+  readonly refunds: RefundRail = new SetuRefunds(this.name, this.call);
 
   async openPayin(p: PayinOpening): Promise<PayinInstructions> {
     const answer = await this.call('dqr_create', 'POST', '/api/v1/merchants/dqr', {
@@ -314,6 +318,11 @@ export function setuPaymentOutcome(payment: Record<string, unknown>, qrId: strin
     amount,
     ...(amount < 0 && { amountText: String(JSON.stringify(payment.amount) ?? 'nothing').slice(0, 40) }),
     reference: typeof payment.id === 'string' ? payment.id : '',
+    // What a refund of the pay-in names: the payment's id, and its txnId for reading its refunds.
+    ...(typeof payment.id === 'string' &&
+      payment.id !== '' && {
+        payment: { id: payment.id, txnId: typeof payment.txnId === 'string' ? payment.txnId : '' },
+      }),
   };
 }
 

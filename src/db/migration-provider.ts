@@ -12,6 +12,7 @@ import { webhookSecrets } from './webhook-secrets.migration.ts';
 import { reconciliation } from './reconciliation.migration.ts';
 import { consoleUsers } from './console-users.migration.ts';
 import { exceptions } from './exceptions.migration.ts';
+import { liveRefunds } from './live-refunds.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -24,6 +25,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0009_webhook_secrets': webhookSecrets(),
         '0011_console_users': consoleUsers(),
         '0012_reconciliation': reconciliation(kind),
+        '0013_live_refunds': liveRefunds(),
         '0014_exceptions': exceptions(),
       };
     },

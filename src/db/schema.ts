@@ -111,6 +111,15 @@ export interface TransactionTable {
   refund_of: string | null;
   /** The merchant's reason for a refund, or null. */
   reason: string | null;
+  /**
+   * The provider's id of a payment (Setu's payment `id`): for a pay-in, the payment that paid it;
+   * for a refund, the payment it returns. Null when the channel has none or it is not known.
+   */
+  channel_payment_id: string | null;
+  /** That payment's transaction id at the provider (Setu's `txnId`: its refunds are listed under it), or null. */
+  channel_payment_txn_id: string | null;
+  /** Why the channel FAILED the transaction, when it said (an NPCI refusal of a refund), else null. */
+  failure_reason: string | null;
 }
 
 export interface TransactionEventTable {

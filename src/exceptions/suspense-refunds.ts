@@ -70,6 +70,10 @@ export async function startSuspenseRefund(
     reversed_at: null,
     refund_of: null,
     reason: `unmatched payment ${e.reference} (exception ${e.id})`.slice(0, 100),
+    // The provider's payment it returns is the exception's reference (`refund.step.ts` reads it there).
+    channel_payment_id: null,
+    channel_payment_txn_id: null,
+    failure_reason: null,
   };
   await insertTransactions(tx, [row]);
   await updateException(tx, e.id, { refund_id: refundId, resolved_by: by });

@@ -17,6 +17,7 @@ import { rupeesToPaise } from '../channels/channel-http.ts';
 import { formatAmount } from '../money.ts';
 import { setuPaymentOutcome } from '../channels/setu.channel.ts';
 import { findTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
+import { refundsDueNow } from '../transactions/transaction-claims.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import type { ChannelOutcomes, Report, Scope } from './outcomes.ts';
 import {
@@ -74,6 +75,8 @@ export class NotificationService {
   private readonly batch = new BatchQueue<Incoming, boolean>((items) => this.storeAndApply(items));
   /** Set by the app: where notifications are logged (type and payment_id only, never the body). */
   logger: NotificationLogger | null = null;
+  /** Told after a notification made refunds due now (`refundsDueNow`), so the worker reads them at once. */
+  onRefundsDue: () => void = () => {};
 
   constructor(
     private readonly database: Pick<Database, 'db' | 'lockRows'>,
@@ -140,7 +143,8 @@ export class NotificationService {
    * (`BatchQueue`).
    */
   private async storeAndApply(items: Incoming[]): Promise<boolean[]> {
-    return this.outcomes.within(async (scope) => {
+    const due = { refunds: 0 };
+    const duplicates = await this.outcomes.within(async (scope) => {
       const stored = await insertChannelEvents(
         scope.tx,
         items.map((i) => i.event),
@@ -157,12 +161,14 @@ export class NotificationService {
         if (isNew) fresh.push(item);
         return !isNew;
       });
-      await this.apply(
+      due.refunds = await this.apply(
         scope,
         fresh.map((i) => ({ provider: i.provider, body: i.body, paymentId: i.event.payment_id })),
       );
       return duplicates;
     });
+    if (due.refunds > 0) this.onRefundsDue();
+    return duplicates;
   }
 
   /** Applies stored notifications whose request did not (it stopped, or applying failed). */
@@ -172,13 +178,16 @@ export class NotificationService {
     for (const row of rows) {
       try {
         const body = parseObject(Buffer.from(row.body));
-        await this.outcomes.within(async (scope) => {
-          if (body)
-            await this.apply(scope, [
-              { provider: row.provider as Provider, body, paymentId: row.payment_id },
-            ]);
+        const refunds = await this.outcomes.within(async (scope) => {
+          const due = body
+            ? await this.apply(scope, [
+                { provider: row.provider as Provider, body, paymentId: row.payment_id },
+              ])
+            : 0;
           await markApplied(scope.tx, row.id, this.options.now());
+          return due;
         });
+        if (refunds > 0) this.onRefundsDue();
       } catch (err) {
         this.logger?.warn(
           { provider: row.provider, event: row.id, err: errorName(err) },
@@ -190,12 +199,21 @@ export class NotificationService {
     return rows.length;
   }
 
-  /** Reads what each notification reports, about the transactions they name (read in one statement), and applies it. */
+  /**
+   * Reads what each notification reports, about the transactions they name (read in one
+   * statement), and applies it. A Setu notification that is not a payment's may name a refund
+   * (Setu documents no refund event): the refunds it names are made due, to be read at once.
+   * Answers how many refunds were made due.
+   */
   private async apply(
     scope: Scope,
     notifications: { provider: Provider; body: Record<string, unknown>; paymentId: string | null }[],
-  ): Promise<void> {
-    if (notifications.length === 0) return;
+  ): Promise<number> {
+    if (notifications.length === 0) return 0;
+    const refundNames = notifications
+      .filter((n) => n.provider === 'setu' && !setuType(n.body).startsWith('payment.'))
+      .flatMap((n) => refundNamesIn(n.body));
+    const refunds = await refundsDueNow(scope.tx, 'setu', refundNames, this.options.now());
     const named = notifications.flatMap((n) => (n.paymentId ? [n.paymentId] : []));
     const txns = new Map((await findTransactions(scope.tx, named)).map((t) => [t.payment_id, t]));
     const vpas = await merchantVpas(
@@ -212,7 +230,19 @@ export class NotificationService {
       else if (reading) reports.push(reading);
     }
     await this.outcomes.applyAll(scope, reports);
+    return refunds;
   }
+}
+
+/** A Setu event's type. */
+function setuType(body: Record<string, unknown>): string {
+  return text(body.eventType ?? payload(body).eventType);
+}
+
+/** The ids a Setu notification may name a refund by: Paygate's refund_id (its `referenceId`) or Setu's id. */
+function refundNamesIn(body: Record<string, unknown>): string[] {
+  const p = payload(body);
+  return [p.referenceId, p.merchantReferenceId, p.refundId, p.id].map(text);
 }
 
 /** A notification naming no transaction here. */
@@ -237,7 +267,7 @@ function readSetu(
   vpas: Map<string, string>,
 ): Report | Unknown | null {
   const p = payload(body);
-  const type = String(body.eventType ?? p.eventType ?? '');
+  const type = setuType(body);
   // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
   if (type !== 'payment.success') return null;
   const reference = text(p.id);
@@ -339,7 +369,7 @@ function describe(provider: Provider, body: Record<string, unknown>, raw: Buffer
   if (provider === 'setu') {
     const p = payload(body);
     const eventId = text(body.eventId ?? p.eventId);
-    const named = text(p.merchantReferenceId);
+    const named = text(p.merchantReferenceId) || text(p.referenceId);
     return {
       provider,
       event_id: eventId && eventId.length <= 200 ? eventId : hash,

@@ -7,7 +7,7 @@
  * several reports); the final statuses it committed are announced after the commit.
  */
 import { sql, type Kysely } from 'kysely';
-import type { FinalOutcome, PayoutState } from '../channels/channel.ts';
+import type { FinalOutcome, PayoutState, RefundState } from '../channels/channel.ts';
 import type { ExceptionHolds, Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
 import type { SettlementService, Settled } from '../transactions/settlement.service.ts';
@@ -247,6 +247,46 @@ export class ChannelOutcomes {
       );
       if (opened !== null && holds) await paidAfterFailed(s.tx, money, this.now());
     }
+  }
+
+  /**
+   * A refund's state: its outcome settles it when it is not final yet. An amount that differs or
+   * cannot be read changes nothing and is an exception (false: the caller polls it with backoff);
+   * an outcome that contradicts the final status recorded is an exception too.
+   */
+  refund(txn: TransactionRow, state: RefundState, source: string): Promise<boolean> {
+    return this.within(async (s) => {
+      const outcome = state.outcome;
+      if (!outcome) return true;
+      if (outcome.amount !== undefined && outcome.amount !== txn.amount) {
+        await this.exception(
+          s,
+          txn,
+          'amount_mismatch',
+          outcome.reference || txn.payment_id,
+          outcome.amount,
+          `the channel reports ${paiseText(outcome.amount, outcome.amountText)} ${outcome.status} for a refund of ${formatAmount(txn.amount)}`,
+          { amountText: outcome.amountText },
+        );
+        return false;
+      }
+      if (await this.settle(s, txn, outcome, source)) return true;
+      const now = await s.tx
+        .selectFrom('transactions')
+        .select('status')
+        .where('payment_id', '=', txn.payment_id)
+        .executeTakeFirst();
+      if ((now?.status === 'SUCCESS' || now?.status === 'FAILED') && now.status !== outcome.status)
+        await this.exception(
+          s,
+          txn,
+          'status_mismatch',
+          txn.payment_id,
+          txn.amount,
+          `the channel reports ${outcome.status} for a refund recorded ${now.status}`,
+        );
+      return true;
+    });
   }
 
   /**

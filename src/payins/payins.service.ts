@@ -163,6 +163,9 @@ export class PayinService {
       refund_of: null,
       reason: null,
       not_found_at: null,
+      channel_payment_id: null,
+      channel_payment_txn_id: null,
+      failure_reason: null,
     };
     const opening = {
       paymentId,

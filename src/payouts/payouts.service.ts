@@ -103,6 +103,9 @@ export class PayoutService {
         refund_of: null,
         reason: null,
         not_found_at: null,
+        channel_payment_id: null,
+        channel_payment_txn_id: null,
+        failure_reason: null,
       },
     };
     let written = await this.writer.submit(pending);

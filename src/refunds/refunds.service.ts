@@ -13,6 +13,7 @@ import { AppError } from '../errors.ts';
 import { newPaymentId } from '../ids.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { toPaise, toRupees } from '../money.ts';
+import { LIVE_MIN_PAISE } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
 import { normalUrl } from '../payments/urls.ts';
@@ -61,7 +62,7 @@ export class RefundService {
       callback_url: callbackUrl,
     });
     const payin = await this.readPayin(req.payment_id);
-    const refusal = this.refusal(principal, payin, currency);
+    const refusal = this.refusal(principal, payin, currency, amount);
     if (refusal || !payin) {
       // The refund number first: a repeat is answered as the first request was, and a used number
       // is a conflict, whatever has happened to the pay-in since (checked only on this path: on
@@ -117,6 +118,10 @@ export class RefundService {
       refund_of: payin.payment_id,
       reason,
       not_found_at: null,
+      // The provider's payment the refund returns: the refund carries what its channel needs.
+      channel_payment_id: payin.channel_payment_id,
+      channel_payment_txn_id: payin.channel_payment_txn_id,
+      failure_reason: null,
     };
     const pending = {
       row,
@@ -151,6 +156,7 @@ export class RefundService {
     principal: Principal,
     payin: TransactionRow | undefined,
     currency: string,
+    amount: number,
   ): AppError | null {
     if (!payin || payin.kind !== 'payin' || payin.merchant_id !== principal.merchantId)
       return new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
@@ -164,10 +170,32 @@ export class RefundService {
       return new AppError('VALIDATION_INVALID_CURRENCY', `The pay-in was made in ${payin.currency}`, {
         supported_currencies: [payin.currency],
       });
-    if (!this.channels(payin.channel)?.refunds)
+    const channel = this.channels(payin.channel);
+    if (!channel?.refunds)
       return new AppError(
         'LIVE_CHANNEL_NOT_CONFIGURED',
         `Refunds through the ${payin.channel} channel are not available on this gateway`,
+      );
+    return channel.live ? this.liveRefusal(payin, amount) : null;
+  }
+
+  /**
+   * A live refund names the provider's payment it returns (a pay-in settled without it cannot be
+   * refunded through the channel: 409) and keeps to the UPI rail's range, as a live pay-in does.
+   */
+  private liveRefusal(payin: TransactionRow, amount: number): AppError | null {
+    if (!payin.channel_payment_id || !payin.channel_payment_txn_id)
+      return new AppError(
+        'PAYMENT_NOT_REFUNDABLE',
+        `The ${payin.channel} payment behind this pay-in is not known, so it cannot be refunded through ${payin.channel}`,
+        { status: payin.status },
+      );
+    const max = this.config.liveMaxPayinPaise;
+    if (amount < LIVE_MIN_PAISE || amount > max)
+      return new AppError(
+        'AMOUNT_OUT_OF_RANGE',
+        `A live refund must be from ${toRupees(LIVE_MIN_PAISE).toFixed(2)} to ${toRupees(max).toFixed(2)}`,
+        { min: toRupees(LIVE_MIN_PAISE), max: toRupees(max) },
       );
     return null;
   }

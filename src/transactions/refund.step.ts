@@ -1,77 +1,90 @@
 /**
- * The worker's step for a refund that is due, driven as a payout is: handed to the pay-in's channel
- * (PENDING), or asked about (PROCESSING). A refund taken up before (`submit_attempts` above one)
- * may have reached the channel already: the channel is asked first, and only a refund it never saw
- * is sent again, under the same refund_id.
+ * The worker's step for a refund that is due, driven as a payout is, from the refund's row alone
+ * (a merchant's refund of a pay-in, or a refund of money that belongs to no pay-in): handed to its
+ * channel exactly once (PENDING, `sendOnce`), or asked about (PROCESSING) on the channel's poll
+ * schedule, with backoff. A refusal of its first send is FAILED with the channel's code; what the
+ * channel reports goes through `ChannelOutcomes.refund` (an amount that does not fit is an
+ * exception, not an outcome).
  */
 import type { Database } from '../db/database.ts';
 import { unmatchedPayment } from '../exceptions/suspense-refunds.ts';
-import { ChannelFailure, type Channel, type RefundState } from '../channels/channel.ts';
+import type { Channel, RefundState, RefundSubmission } from '../channels/channel.ts';
+import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { SettlementService } from './settlement.service.ts';
 import type { TransactionRow } from './transactions.repository.ts';
 import { reschedule, type Accepted } from './transaction-claims.repository.ts';
+import { sendOnce, type SendContext } from './send-once.ts';
 
 export interface RefundStepDeps {
   database: Database;
   settlement: SettlementService;
+  outcomes: ChannelOutcomes;
   now: () => number;
-  /** A pay-in by payment_id (read with the other steps' in one query: `transactionReader`). */
-  readPayin(paymentId: string): Promise<TransactionRow | undefined>;
+  send: SendContext;
   /** Records a refund the channel accepted as PROCESSING (batched with the worker's payouts). */
   accepted(a: Accepted): Promise<void>;
 }
 
-export async function refundStep(row: TransactionRow, channel: Channel, d: RefundStepDeps): Promise<void> {
+export async function refundStep(
+  row: TransactionRow,
+  channel: Channel,
+  step: { sent: boolean },
+  d: RefundStepDeps,
+): Promise<void> {
   const rail = channel.refunds;
   if (!rail) throw new Error(`channel ${channel.name} makes no refunds`);
-  const payin = row.refund_of ? await d.readPayin(row.refund_of) : undefined;
-  // A refund from suspense returns a provider's payment that no pay-in kept: its exception names it.
-  const unmatched = row.refund_of ? null : await unmatchedPayment(d.database.db, row.payment_id);
-  const submission = {
+  // A refund from suspense returns a provider's payment that no pay-in kept: when the refund does
+  // not carry it, its exception names it.
+  const unmatched =
+    row.refund_of || row.channel_payment_id ? null : await unmatchedPayment(d.database.db, row.payment_id);
+  const submission: RefundSubmission = {
     refundId: row.payment_id,
     paymentId: row.refund_of ?? unmatched?.paymentId ?? '',
-    payinChannelTxnId: unmatched?.reference ?? payin?.channel_txn_id ?? '',
+    channelPaymentId: row.channel_payment_id ?? unmatched?.reference ?? '',
+    channelPaymentTxnId: row.channel_payment_txn_id ?? '',
     amount: row.amount,
     currency: row.currency,
   };
   // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
   const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
   const source = `channel:${channel.name}`;
-  if (row.status === 'PENDING') {
-    const sentBefore = row.submit_attempts > 1;
-    let state: RefundState | null = sentBefore ? await rail.readRefund(inFlight) : null;
-    if (!state) {
-      try {
-        state = await rail.submitRefund(submission);
-      } catch (err) {
-        if (!(err instanceof ChannelFailure) || err.kind !== 'rejected') throw err;
-        // Refused. After an earlier attempt the refusal may be of a duplicate: the channel has it.
-        state = sentBefore ? await rail.readRefund(inFlight) : null;
-        if (!state) {
-          await d.settlement.settle(
-            row.payment_id,
-            { status: 'FAILED', utr: '', channelTxnId: '' },
-            `${source}:rejected:${err.code}`,
-          );
-          return;
-        }
-      }
-    }
-    if (state.outcome) await d.settlement.settle(row.payment_id, state.outcome, source);
-    else
-      await d.accepted({
-        paymentId: row.payment_id,
-        channelTxnId: state.channelTxnId,
-        nextActionAt: d.now() + channel.pollDelayMs('refund', 0),
-      });
+  const pollAt = (sinceMs: number) => d.now() + channel.pollDelayMs('refund', sinceMs);
+  if (row.status !== 'PENDING') {
+    const state = await rail.readRefund(inFlight);
+    const settled = state?.outcome && (await d.outcomes.refund(row, state, source));
+    if (!settled) await reschedule(d.database.db, row.payment_id, pollAt(d.now() - row.updated_at));
     return;
   }
-  const state = await rail.readRefund(inFlight);
-  if (state?.outcome) await d.settlement.settle(row.payment_id, state.outcome, source);
-  else
-    await reschedule(
-      d.database.db,
+  const sent = await sendOnce<RefundState>(
+    row,
+    {
+      read: () => rail.readRefund(inFlight),
+      send: (notAfter) => rail.submitRefund({ ...submission, notAfter }),
+      accountRefused: (err) =>
+        d.outcomes.accountRefused(
+          channel.name,
+          err.code,
+          `${channel.name} refused Paygate's account (${err.code}): transactions wait PENDING with their holds`,
+        ),
+    },
+    d.send,
+    step,
+  );
+  if (!sent) return;
+  if ('rejected' in sent) {
+    await d.settlement.settle(
       row.payment_id,
-      d.now() + channel.pollDelayMs('refund', d.now() - row.updated_at),
+      { status: 'FAILED', utr: '', channelTxnId: '', reason: `refused by ${channel.name}: ${sent.rejected}` },
+      `${source}:rejected:${sent.rejected}`,
     );
+    return;
+  }
+  const { state } = sent;
+  if (state.outcome && (await d.outcomes.refund(row, state, source))) return;
+  // A first answer kept as an exception (an amount that does not fit) is asked about with backoff.
+  await d.accepted({
+    paymentId: row.payment_id,
+    channelTxnId: state.channelTxnId,
+    nextActionAt: pollAt(state.outcome ? d.now() - row.created_at : 0),
+  });
 }

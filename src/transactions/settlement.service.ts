@@ -115,6 +115,8 @@ export class SettlementService implements SettlementSink {
           status: o.status,
           utr: o.utr,
           channelTxnId: o.channelTxnId,
+          payment: o.payment,
+          reason: o.reason,
         }))
         // In one order (the join follows the batch), so that two processes settling the same transactions lock them alike.
         .sort((a, b) => (a.paymentId < b.paymentId ? -1 : 1)),

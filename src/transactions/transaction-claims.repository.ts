@@ -35,11 +35,11 @@ export function claimDueTransactions(
 
 /**
  * Gives back the transactions of a claim whose answer was lost. None was handed to its channel
- * by it, so a payout's submission it counted is uncounted.
+ * by it, so a payout's or refund's submission it counted is uncounted.
  */
 export function giveBackTransactions(database: Pick<Database, 'db'>, claim: Claim): Promise<void> {
   return giveBack(database, DUE_TRANSACTIONS, claim, {
-    submit_attempts: sql`submit_attempts - case when kind = 'payout' and status = 'PENDING' then 1 else 0 end`,
+    submit_attempts: sql`submit_attempts - case when kind <> 'payin' and status = 'PENDING' then 1 else 0 end`,
   });
 }
 
@@ -102,7 +102,7 @@ export async function reschedule(
 }
 
 /**
- * Gives back a PENDING payout a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
+ * Gives back a PENDING payout or refund a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
  * this step made no send the channel may have acted on, so the claim's count of it is taken back.
  * `notFoundAt`: when the channel was first found not to know the payout (null clears it).
  * `sentAt`: when this step's send, which got no answer, was made (kept as `updated_at`).
@@ -125,4 +125,36 @@ export async function reschedulePending(
     .where('payment_id', '=', paymentId)
     .where('status', '=', 'PENDING')
     .execute();
+}
+
+const NAMED_REFUND_COLUMNS = { named_id: 'text' } as const;
+
+/**
+ * Makes the open refunds of a channel that a notification names due now, by refund_id or by the
+ * channel's id for them: the worker reads them at once rather than at their next poll. A refund a
+ * worker holds is left alone (its step is reading or sending it). Answers how many were made due.
+ */
+export async function refundsDueNow(
+  db: Kysely<Tables>,
+  channel: string,
+  names: string[],
+  now: number,
+): Promise<number> {
+  const ids = [...new Set(names.filter((n) => n !== '' && n.length <= 200))];
+  if (ids.length === 0) return 0;
+  const named = sql<string>`(select named_id from ${jsonRecords(
+    db,
+    ids.map((id) => ({ named_id: id })),
+    NAMED_REFUND_COLUMNS,
+  )} as n)`;
+  const result = await db
+    .updateTable('transactions')
+    .set({ next_action_at: now })
+    .where((eb) => eb.or([eb('payment_id', 'in', named), eb('channel_txn_id', 'in', named)]))
+    .where('kind', '=', 'refund')
+    .where('channel', '=', channel)
+    .where('status', 'in', ['PENDING', 'PROCESSING'])
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -16,7 +16,7 @@ import { ChannelFailure, type Channel, type PayoutState } from '../channels/chan
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
 import { deleteOpening, OPENING, type TransactionRow } from './transactions.repository.ts';
-import { notFoundWait, retryDelay, type WorkerLogger } from './worker-support.ts';
+import { retryDelay, type WorkerLogger } from './worker-support.ts';
 import {
   claimDueTransactions,
   giveBackTransactions,
@@ -32,13 +32,12 @@ import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
 import type { SettlementService } from './settlement.service.ts';
 import { refundStep } from './refund.step.ts';
-import { transactionReader } from './transaction-reader.ts';
+import { sendOnce } from './send-once.ts';
 
 const BATCH = 100;
 
 export class TransactionWorker {
   private readonly processing = new BatchQueue<Accepted, void>((batch) => this.recordAccepted(batch));
-  private readonly readPayin: (paymentId: string) => Promise<TransactionRow | undefined>;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
@@ -72,7 +71,6 @@ export class TransactionWorker {
     },
   ) {
     this.storeDown = new OutageLog(options.logger, 'transaction worker', (err) => database.unavailable(err));
-    this.readPayin = transactionReader(database.db);
   }
 
   private get now(): number {
@@ -224,11 +222,12 @@ export class TransactionWorker {
         await this.options.outcomes.stuck(row, ageMs / 1000);
       if (row.kind === 'payin') await this.payin(row, channel);
       else if (row.kind === 'refund')
-        await refundStep(row, channel, {
+        await refundStep(row, channel, step, {
           database: this.database,
           settlement: this.settlement,
+          outcomes: this.options.outcomes,
           now: () => this.now,
-          readPayin: this.readPayin,
+          send: this.sendContext(channel, 'refund'),
           accepted: (a) => this.processing.submit(a),
         });
       else await this.payout(row, channel, step);
@@ -242,7 +241,7 @@ export class TransactionWorker {
       if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
       else this.storeDown.failed(err, 'transaction worker step failed', log);
       const nextActionAt = this.now + retryDelay(row, failure !== null, this.now, this.options.pollMs);
-      const pending = row.kind === 'payout' && row.status === 'PENDING';
+      const pending = row.kind !== 'payin' && row.status === 'PENDING';
       await (
         pending
           ? reschedulePending(this.database.db, row.payment_id, nextActionAt, {
@@ -297,13 +296,9 @@ export class TransactionWorker {
   }
 
   /**
-   * A payout due: handed to its channel (PENDING), or asked about (PROCESSING). The claim counted
-   * the send about to be made before it is made (`submit_attempts`); a step that made none, or whose
-   * send the channel certainly did not act on, takes it back (`step.sent`). A payout an earlier
-   * send may have reached is read first, and sent again only when two reads CHANNEL_POLL_MS apart,
-   * made once that send can no longer arrive (`notFoundWait`), both say the channel does not know
-   * it. It is FAILED only on the channel's own word: a read or a notification, or a refusal of its
-   * first send; any refusal after that means "read it".
+   * A payout due: handed to its channel exactly once (PENDING, `sendOnce`), or asked about
+   * (PROCESSING). It is FAILED only on the channel's own word: a read or a notification, or a
+   * refusal of its first send; any refusal after that means "read it".
    */
   private async payout(row: TransactionRow, channel: Channel, step: { sent: boolean }): Promise<void> {
     const submission = {
@@ -325,54 +320,41 @@ export class TransactionWorker {
       if (!settled) await reschedule(this.database.db, row.payment_id, this.pollAt(row, channel));
       return;
     }
-    const sentBefore = row.submit_attempts > 1;
-    // CHANNEL_POLL_MS: how far apart the two reads that allow a second send must be.
-    const readGap = channel.pollDelayMs('payout', 0);
-    if (sentBefore) {
-      const known = await channel.readPayout(inFlight);
-      if (known) return this.accepted(row, channel, known);
-      const wait = notFoundWait(row, this.now, readGap);
-      if (wait)
-        return reschedulePending(this.database.db, row.payment_id, wait.at, {
-          unsent: true,
-          notFoundAt: wait.notFoundAt,
-        });
-    }
-    let state: PayoutState;
-    try {
-      step.sent = true;
-      // Sent only while this claim holds, with one call's time to spare (the lease is three calls
-      // and a second): a send delayed past it (the throttle, a busy process) could race another
-      // process's read of a not-found transfer, and that process may send it again.
-      const notAfter =
-        row.lease_until === null ? undefined : row.lease_until - (this.options.leaseMs - 1000) / 3;
-      state = await channel.submitPayout({ ...submission, notAfter });
-    } catch (err) {
-      if (!(err instanceof ChannelFailure)) throw err;
-      if (err.kind === 'unavailable' || err.kind === 'account') step.sent = false;
-      if (err.kind === 'account')
-        await this.options.outcomes.accountRefused(
-          channel.name,
-          err.code,
-          `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
-        );
-      if (err.kind !== 'rejected') throw err;
-      if (sentBefore) {
-        // An earlier send may have arrived: this refusal may be of a duplicate. Read it.
-        await reschedulePending(this.database.db, row.payment_id, this.now + readGap, {
-          unsent: false,
-          notFoundAt: null,
-        });
-        return;
-      }
+    const sent = await sendOnce<PayoutState>(
+      row,
+      {
+        read: () => channel.readPayout(inFlight),
+        send: (notAfter) => channel.submitPayout({ ...submission, notAfter }),
+        accountRefused: (err) =>
+          this.options.outcomes.accountRefused(
+            channel.name,
+            err.code,
+            `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
+          ),
+      },
+      this.sendContext(channel, 'payout'),
+      step,
+    );
+    if (!sent) return;
+    if ('rejected' in sent) {
       await this.settlement.settle(
         row.payment_id,
         { status: 'FAILED', utr: '', channelTxnId: '' },
-        `channel:${channel.name}:rejected:${err.code}`,
+        `channel:${channel.name}:rejected:${sent.rejected}`,
       );
       return;
     }
-    return this.accepted(row, channel, state);
+    return this.accepted(row, channel, sent.state);
+  }
+
+  /** What `sendOnce` needs of this worker: CHANNEL_POLL_MS is the gap between the two reads that allow a second send. */
+  private sendContext(channel: Channel, kind: 'payout' | 'refund') {
+    return {
+      db: this.database.db,
+      now: this.now,
+      readGap: channel.pollDelayMs(kind, 0),
+      leaseMs: this.options.leaseMs,
+    };
   }
 
   /** When to ask about a payout again: the channel's poll delay by the payout's age, growing as it ages. */

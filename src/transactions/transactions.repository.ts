@@ -69,6 +69,9 @@ export const TRANSACTION_COLUMNS = {
   refund_of: 'text',
   reason: 'text',
   not_found_at: 'bigint',
+  channel_payment_id: 'text',
+  channel_payment_txn_id: 'text',
+  failure_reason: 'text',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
 
 export function compare(a: string, b: string): number {
@@ -228,6 +231,10 @@ export interface Final {
   utr: string;
   /** Kept as it was when empty. */
   channelTxnId: string;
+  /** The provider's payment behind a pay-in's outcome (`channel_payment_id`, `channel_payment_txn_id`); kept as it was when absent. */
+  payment?: { id: string; txnId: string };
+  /** The channel's reason for a failure (`failure_reason`). */
+  reason?: string;
 }
 
 const FINAL_COLUMNS = {
@@ -235,6 +242,9 @@ const FINAL_COLUMNS = {
   final_status: 'text',
   final_utr: 'text',
   final_channel_txn_id: 'text',
+  final_channel_payment_id: 'text',
+  final_channel_payment_txn_id: 'text',
+  final_reason: 'text',
 } as const;
 
 /** The transaction's columns, named for a RETURNING clause (SQLite allows no `t.*` there). */
@@ -255,11 +265,17 @@ export async function markFinal(db: Kysely<Tables>, finals: Final[], at: number)
     final_status: f.status,
     final_utr: f.utr,
     final_channel_txn_id: f.channelTxnId,
+    final_channel_payment_id: f.payment?.id ?? '',
+    final_channel_payment_txn_id: f.payment?.txnId ?? '',
+    final_reason: f.reason ?? '',
   }));
   const result = await sql<TransactionRow>`
     update transactions
     set status = f.final_status, utr = f.final_utr,
         channel_txn_id = case when f.final_channel_txn_id <> '' then f.final_channel_txn_id else channel_txn_id end,
+        channel_payment_id = case when f.final_channel_payment_id <> '' then f.final_channel_payment_id else channel_payment_id end,
+        channel_payment_txn_id = case when f.final_channel_payment_txn_id <> '' then f.final_channel_payment_txn_id else channel_payment_txn_id end,
+        failure_reason = case when f.final_reason <> '' then f.final_reason else failure_reason end,
         finalized_at = ${at}, updated_at = ${at}, next_action_at = null, lease_until = null
     from ${jsonRecords(db, rows, FINAL_COLUMNS)} as f
     where payment_id = f.final_payment_id and status <> 'SUCCESS' and status <> 'FAILED'

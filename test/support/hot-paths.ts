@@ -107,6 +107,9 @@ export function newPayin(v: Values): TransactionRow {
     refund_of: null,
     reason: null,
     not_found_at: null,
+    channel_payment_id: null,
+    channel_payment_txn_id: null,
+    failure_reason: null,
   };
 }
 

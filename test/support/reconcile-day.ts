@@ -33,6 +33,9 @@ export interface SeededDay {
 
 type Row = Omit<
   TransactionTable,
+  | 'channel_payment_id'
+  | 'channel_payment_txn_id'
+  | 'failure_reason'
   | 'upi_intent'
   | 'reversed_at'
   | 'refund_of'
