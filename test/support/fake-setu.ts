@@ -1,7 +1,8 @@
 /**
  * A stateful fake of Setu UMAP, written from its OpenAPI document and CHANNELS.md: token login,
  * single-use dynamic QRs (create, read, expire), payments (read, a QR's last one and its history),
- * UPI ids (availability, registration, read), and the signed notifications Setu sends, signed here
+ * UPI ids (availability, registration, read), refunds (create, read by id and by payment: pending,
+ * success with a crn, or NPCI's refusal; reads that lag behind), and the signed notifications Setu sends, signed here
  * with the fake's own code (CHANNELS.md's formula), never with Paygate's. A test scripts what it
  * does: faults per operation (a status, a slow answer, a reset), an expired token, and payments
  * with their events in any order, duplicated, late, in progress or with another amount.
@@ -54,6 +55,30 @@ export interface FakePayment {
   txnTs: string;
 }
 
+export interface FakeRefund {
+  id: string;
+  paymentId: string;
+  referenceId: string;
+  amount: number;
+  /** What it ends as, once `settleAt` has passed ('pending' stays pending). */
+  ending: 'success' | 'failed' | 'pending';
+  /** NPCI's refusal, for a failed one. */
+  reason?: { errCode: string; npciErrCode: string; npciErrDesc: string };
+  crn: string;
+  createdAt: string;
+  /** When reads start to show it (epoch ms): a read before then does not find it. */
+  visibleAt: number;
+  /** When it is final (epoch ms); before then it reads `pending`. */
+  settleAt: number;
+}
+
+/** NPCI's refusal of a refund to a payment whose bank takes no online refunds (the document's example). */
+export const REFUND_DISABLED = {
+  errCode: 'refund-disabled',
+  npciErrCode: 'R21',
+  npciErrDesc: 'ONLINE REFUND IS DISABLED IN UPI',
+};
+
 export interface SetuRequest {
   method: string;
   path: string;
@@ -81,6 +106,23 @@ export class FakeSetu {
   logins = 0;
   /** How long each answer takes (ms). */
   latencyMs = 0;
+  /**
+   * Refunds by Setu's id. A repeated `referenceId` is a new refund (as a real provider's idempotency
+   * could not be relied on), so "one refund per refund_id" is Paygate's doing, counted on the POSTs.
+   */
+  readonly refunds = new Map<string, FakeRefund>();
+  /** Payments (by id) whose customer's bank refuses online refunds: their refunds fail with R21 at once. */
+  readonly refundDisabled = new Set<string>();
+  /** How new refunds end: 'pending' keeps them open until a test changes them. */
+  refundEnding: 'success' | 'failed' | 'pending' = 'success';
+  /** NPCI's reason for refunds that end `failed` (other than refund-disabled payments'). */
+  refundReason = { errCode: 'refund-failed', npciErrCode: 'U28', npciErrDesc: 'PSP NOT AVAILABLE' };
+  /** How long after creation a refund stays pending before it shows its ending. */
+  refundSettleMs = 0;
+  /** How long after creation reads do not find a refund (a provider's read replica lagging). */
+  refundReadLagMs = 0;
+  /** Faults chosen at random per call (soak tests), after the scripted ones. */
+  chaos: ((operation: string) => Fault | null) | null = null;
   /** Where notifications go (Paygate's endpoint). */
   notifyUrl = '';
   private readonly tokens = new Set<string>();
@@ -248,7 +290,7 @@ export class FakeSetu {
     const method = req.method ?? 'GET';
     this.requests.push({ method, path, headers: req.headers, body, at: Date.now() });
     const operation = operationOf(method, path);
-    const fault = this.faults.get(operation)?.shift();
+    const fault = this.faults.get(operation)?.shift() ?? this.chaos?.(operation) ?? undefined;
     if (fault === 'reset') {
       req.socket.destroy();
       return;
@@ -339,6 +381,7 @@ export class FakeSetu {
       if (!p) return reply(404, { code: 'not-found', detail: 'no such payment' });
       return reply(200, this.paymentView(p));
     }
+    if (operation.startsWith('refund_')) return this.refundCall(operation, path, body, reply);
     if (operation === 'vpa_availability') {
       const vpa = String(body?.vpa ?? '');
       if (!VPA.test(vpa)) return reply(400, { code: 'invalid-vpa', detail: 'vpa is not valid' });
@@ -373,6 +416,107 @@ export class FakeSetu {
     // A path Setu does not serve gets its HTTP server's bare answer, not Setu's error body.
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
     res.end('404 page not found\n');
+  }
+
+  /** Every payment made on any QR. */
+  payments(): FakePayment[] {
+    return [...this.qrs.values()].flatMap((q) => q.attempts);
+  }
+
+  /** The refunds made under a referenceId (Paygate's refund_id), oldest first. */
+  refundsFor(referenceId: string): FakeRefund[] {
+    return [...this.refunds.values()].filter((r) => r.referenceId === referenceId);
+  }
+
+  /** Every POST of a refund with this referenceId that reached the fake (whatever it answered). */
+  refundPosts(referenceId: string): SetuRequest[] {
+    return this.requests.filter(
+      (r) => operationOf(r.method, r.path) === 'refund_create' && r.body?.referenceId === referenceId,
+    );
+  }
+
+  /** Sends a signed notification that names a refund (Setu documents no refund event; this is one it might send). */
+  async notifyRefund(refund: FakeRefund, type = `refund.${this.refundStatus(refund)}`): Promise<number> {
+    return this.send(
+      JSON.stringify({
+        eventId: randomUUID(),
+        eventType: type,
+        id: refund.id,
+        referenceId: refund.referenceId,
+        paymentId: refund.paymentId,
+        status: this.refundStatus(refund),
+        amount: refund.amount,
+      }),
+    );
+  }
+
+  refundStatus(r: FakeRefund, now = Date.now()): 'pending' | 'success' | 'failed' {
+    return now < r.settleAt ? 'pending' : r.ending;
+  }
+
+  private refundCall(
+    operation: string,
+    path: string,
+    body: any,
+    reply: (status: number, json: unknown) => void,
+  ): void {
+    const now = Date.now();
+    if (operation === 'refund_create') {
+      if (!body || typeof body.paymentId !== 'string' || !Number.isInteger(body.amount) || body.amount <= 0)
+        return reply(400, { code: 'bad-request', detail: 'paymentId and a positive amount are required' });
+      const payment = this.payments().find((p) => p.id === body.paymentId && p.status === 'success');
+      if (!payment) return reply(404, { code: 'not-found', detail: 'no successful payment with this id' });
+      const refunded = [...this.refunds.values()]
+        .filter((r) => r.paymentId === payment.id && this.refundStatus(r, now) !== 'failed')
+        .reduce((sum, r) => sum + r.amount, 0);
+      if (refunded + body.amount > payment.amount)
+        return reply(400, { code: 'refund-amount-exceeded', detail: 'refunds exceed the payment' });
+      const disabled = this.refundDisabled.has(payment.id);
+      const refund: FakeRefund = {
+        id: ulid(),
+        paymentId: payment.id,
+        referenceId: String(body.referenceId ?? ''),
+        amount: body.amount,
+        ending: disabled ? 'failed' : this.refundEnding,
+        reason: disabled ? REFUND_DISABLED : this.refundReason,
+        crn: String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999)),
+        createdAt: new Date(now).toISOString(),
+        visibleAt: now + this.refundReadLagMs,
+        // NPCI refuses a refund-disabled payment's refund at once.
+        settleAt: disabled ? now : now + this.refundSettleMs,
+      };
+      this.refunds.set(refund.id, refund);
+      return reply(201, this.refundView(refund, now));
+    }
+    if (operation === 'refund_list') {
+      const txnId = decodeURIComponent(/\/refunds\/([^/]+)\/payment$/.exec(path)![1]!);
+      const payment = this.payments().find((p) => p.txnId === txnId);
+      if (!payment) return reply(404, { code: 'not-found', detail: 'no payment with this txn id' });
+      const refunds = [...this.refunds.values()].filter((r) => r.paymentId === payment.id && now >= r.visibleAt);
+      return reply(200, {
+        paymentTxnId: txnId,
+        refunds: refunds.map((r) => ({ ...this.refundView(r, now), requestId: randomUUID() })),
+      });
+    }
+    const id = decodeURIComponent(/\/refunds\/([^/]+)$/.exec(path)![1]!);
+    const refund = this.refunds.get(id);
+    if (!refund || now < refund.visibleAt) return reply(404, { code: 'not-found', detail: 'no such refund' });
+    return reply(200, this.refundView(refund, now));
+  }
+
+  private refundView(r: FakeRefund, now: number): Record<string, unknown> {
+    const status = this.refundStatus(r, now);
+    return {
+      id: r.id,
+      paymentId: r.paymentId,
+      referenceId: r.referenceId,
+      amount: r.amount,
+      type: 'online',
+      status,
+      createdAt: r.createdAt,
+      ...(status === 'success' && { crn: r.crn }),
+      ...(status === 'failed' && { reason: { adjCode: '501', adjFlag: 'RRC', ...r.reason } }),
+    };
   }
 
   private paymentView(p: FakePayment): Record<string, unknown> {
@@ -451,6 +595,9 @@ export function operationOf(method: string, path: string): string {
   if (method === 'POST' && path === '/api/v1/merchants/vpas/availability') return 'vpa_availability';
   if (method === 'POST' && path === '/api/v1/merchants/vpas') return 'vpa_register';
   if (method === 'GET' && /\/vpas\/[^/]+$/.test(path)) return 'vpa_read';
+  if (method === 'POST' && path === '/api/v1/merchants/refunds') return 'refund_create';
+  if (method === 'GET' && /^\/api\/v1\/merchants\/refunds\/[^/]+\/payment$/.test(path)) return 'refund_list';
+  if (method === 'GET' && /^\/api\/v1\/merchants\/refunds\/[^/]+$/.test(path)) return 'refund_read';
   return 'other';
 }
 
