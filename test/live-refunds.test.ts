@@ -10,6 +10,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { AccountService } from '../src/dashboard/accounts.service.ts';
+import { getPage, signedIn } from './support/console.ts';
 import { DATABASES } from './support/databases.ts';
 import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu, REFUND_DISABLED, type FakePayment } from './support/fake-setu.ts';
@@ -177,6 +179,19 @@ describe('live refunds through the Setu document', () => {
           .where('payment_id', '=', refundId)
           .execute();
         assert.deepEqual(events, [{ status: 'FAILED', source: 'channel:setu' }]);
+        // The console shows the operator Setu's id for the refund and NPCI's reason.
+        const email = `ops-${kind}-${++n}@example.com`;
+        await new AccountService(l.gw.database.db).createUser({
+          email,
+          role: 'operator',
+          merchantId: null,
+          password: 'correct horse battery',
+        });
+        const browser = await signedIn(l.gw, email, 'correct horse battery');
+        const page = await getPage(l.gw, browser, `/dashboard/transactions/${refundId}`);
+        assert.equal(page.statusCode, 200);
+        assert.ok(page.body.includes(setu.refundsFor(refundId)[0]!.id), "Setu's refund id on the page");
+        assert.ok(page.body.includes('refund-disabled R21: ONLINE REFUND IS DISABLED IN UPI'), 'the reason');
       });
 
       it('a POST that timed out (Setu made the refund) is found among the payment\'s refunds by referenceId: one POST', async () => {

@@ -121,6 +121,9 @@ for (const kind of DATABASES) {
           status: 'PENDING',
           money: { amount: 20.5, currency: 'INR' },
           utr: '',
+          channel: 'sandbox',
+          channel_txn_id: '',
+          failure_reason: null,
         });
         assert.equal((await run('refund', 'show', paymentId)).json.error.code, 'PAYMENT_NOT_FOUND');
 

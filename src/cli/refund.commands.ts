@@ -65,18 +65,26 @@ export const REFUND_COMMANDS: Record<string, CommandSpec> = {
   },
   'refund show': {
     args: 'REFUND_ID',
-    summary: "a refund's status",
+    summary: "a refund's status, its channel's refund id and, when refused, the reason",
     options: {},
     positionals: 1,
     async run({ config, positionals, out }) {
       const refundId = positionals[0];
       if (!refundId) throw new UsageError('refund show needs a REFUND_ID');
-      const refund = await withDatabase(config, async (d) =>
-        toRefundStatus(await buildServices(config, d).refunds.find(undefined, refundId)),
+      const row = await withDatabase(config, async (d) =>
+        buildServices(config, d).refunds.find(undefined, refundId),
       );
+      const refund = {
+        ...toRefundStatus(row),
+        channel: row.channel,
+        channel_txn_id: row.channel_txn_id,
+        failure_reason: row.failure_reason,
+      };
+      const provider = refund.channel_txn_id ? `; ${refund.channel} refund ${refund.channel_txn_id}` : '';
+      const refused = refund.failure_reason ? ` (${refund.failure_reason})` : '';
       out(
-        { ...refund },
-        `refund ${refund.refund_id} (${refund.merchant_refund_no}) of ${refund.money.amount} ${refund.money.currency} for ${refund.payment_id}: ${refund.status}${refund.utr ? `, utr ${refund.utr}` : ''}`,
+        refund,
+        `refund ${refund.refund_id} (${refund.merchant_refund_no}) of ${refund.money.amount} ${refund.money.currency} for ${refund.payment_id}: ${refund.status}${refused}${refund.utr ? `, utr ${refund.utr}` : ''}${provider}`,
       );
       return 0;
     },

@@ -219,7 +219,10 @@ export function detailBody(user: DashboardUser, d: Detail): string {
         `<a class="mono" href="/dashboard/transactions/${esc(t.refund_of ?? '')}">${esc(t.refund_of ?? '')}</a>`,
       ],
       ['Reason', esc(t.reason ?? '')],
+      ['Channel refund id', `<span class="mono">${esc(t.channel_txn_id || 'not known yet')}</span>`],
     );
+  // The channel's own words when it refused it (an NPCI refusal of a refund: code and description).
+  if (t.failure_reason) facts.push(['Refused by the channel', esc(t.failure_reason)]);
   const final = t.status === 'SUCCESS' || t.status === 'FAILED';
   const resend =
     final && t.callback_url
