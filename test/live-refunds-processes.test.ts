@@ -61,7 +61,8 @@ for (const kind of DATABASES) {
         const payinId = created.body.payment_id as string;
         await setu.pay(payinId);
         await until(
-          async () => (await post('/payments/payin_status', { payment_id: payinId })).body.status === 'SUCCESS',
+          async () =>
+            (await post('/payments/payin_status', { payment_id: payinId })).body.status === 'SUCCESS',
           'the pay-in SUCCESS',
         );
 

@@ -96,7 +96,11 @@ describe('live refunds through the Setu document', () => {
       const live = useLive(kind, { CHANNEL_POLL_MS: String(POLL_MS), CHANNEL_TIMEOUT_MS: '3000' }, options);
       afterEach(async () => {
         Object.assign(setu, { refundEnding: 'success', refundSettleMs: 0, refundReadLagMs: 0 });
-        setu.refundReason = { errCode: 'refund-failed', npciErrCode: 'U28', npciErrDesc: 'PSP NOT AVAILABLE' };
+        setu.refundReason = {
+          errCode: 'refund-failed',
+          npciErrCode: 'U28',
+          npciErrDesc: 'PSP NOT AVAILABLE',
+        };
         setu.faults.clear();
         await live().ledgerOk();
       });
@@ -110,7 +114,10 @@ describe('live refunds through the Setu document', () => {
         assert.equal(payin.channel_payment_txn_id, payment.txnId);
         const before = await l.balance();
         const refundId = await refund(l, id, 100.5);
-        assert.deepEqual(await l.balance(), { available: before.available - 10050, held: before.held + 10050 });
+        assert.deepEqual(await l.balance(), {
+          available: before.available - 10050,
+          held: before.held + 10050,
+        });
         await until(async () => (await row(l, refundId)).status === 'PROCESSING', 'PROCESSING');
         const done = await waitRefund(l, refundId, 'SUCCESS');
         const [made] = setu.refundsFor(refundId);
@@ -194,7 +201,7 @@ describe('live refunds through the Setu document', () => {
         assert.ok(page.body.includes('refund-disabled R21: ONLINE REFUND IS DISABLED IN UPI'), 'the reason');
       });
 
-      it('a POST that timed out (Setu made the refund) is found among the payment\'s refunds by referenceId: one POST', async () => {
+      it("a POST that timed out (Setu made the refund) is found among the payment's refunds by referenceId: one POST", async () => {
         const l = live();
         const { id, payment } = await paidIn(l, 90);
         setu.fail('refund_create', { delayMs: 3500 });
@@ -202,8 +209,10 @@ describe('live refunds through the Setu document', () => {
         const done = await waitRefund(l, refundId, 'SUCCESS', 15_000);
         assert.equal(setu.refundPosts(refundId).length, 1, 'one POST reached Setu');
         assert.equal(setu.refundsFor(refundId).length, 1);
-        const lists = setu.requests.filter((q) => q.path === `/api/v1/merchants/refunds/${payment.txnId}/payment`);
-        assert.ok(lists.length >= 1, 'the payment\'s refunds were read');
+        const lists = setu.requests.filter(
+          (q) => q.path === `/api/v1/merchants/refunds/${payment.txnId}/payment`,
+        );
+        assert.ok(lists.length >= 1, "the payment's refunds were read");
         assert.equal(done.utr, setu.refundsFor(refundId)[0]!.crn);
         assert.equal((await row(l, refundId)).channel_txn_id, setu.refundsFor(refundId)[0]!.id);
         await l.receiver.waitFor(() => l.receiver.forPayment(refundId).length === 1, 'the callback');

@@ -48,7 +48,11 @@ export class SetuRefunds implements RefundRail {
 
   async readRefund(r: RefundInFlight): Promise<RefundState | null> {
     if (r.channelTxnId) {
-      const answer = await this.call('refund_read', 'GET', `${REFUNDS}/${encodeURIComponent(r.channelTxnId)}`);
+      const answer = await this.call(
+        'refund_read',
+        'GET',
+        `${REFUNDS}/${encodeURIComponent(r.channelTxnId)}`,
+      );
       // A refund Setu named is never "unknown" to it: any other answer leaves the outcome open.
       if (answer.status !== 200 || !answer.body) throw this.readFailure('refund_read', answer);
       return this.stateIn(answer.body, 'refund_read');
@@ -100,7 +104,10 @@ export class SetuRefunds implements RefundRail {
   private refusal(answer: ChannelAnswer): ChannelFailure {
     const { status } = answer;
     const code = providerCode(answer);
-    if (status === 403 || (status >= 400 && status < 500 && status !== 401 && status !== 429 && !setuError(answer)))
+    if (
+      status === 403 ||
+      (status >= 400 && status < 500 && status !== 401 && status !== 429 && !setuError(answer))
+    )
       return new ChannelFailure(
         'account',
         this.channel,

@@ -18,7 +18,7 @@ import {
   type VpaRegistration,
   type VpaRegistry,
 } from './channel.ts';
-import { ChannelHttp, failureOf, providerCode, type ChannelAnswer } from './channel-http.ts';
+import { ChannelHttp, failureOf, providerCode } from './channel-http.ts';
 import { SetuRefunds, type SetuCall } from './setu-refunds.ts';
 import { Throttle } from './throttle.ts';
 

@@ -16,8 +16,16 @@ export function fakeSetuSignature(raw: string, secret: string): string {
   return createHmac('sha256', secret).update(raw, 'utf8').digest('base64');
 }
 
+/**
+ * A scripted answer: a status instead of the work (`status`), a slow answer (`delayMs`), a reset
+ * connection, or the work done and then a status instead of its answer (`afterStatus`: a 5xx from
+ * a gateway in front of a backend that acted).
+ */
 export type Fault =
-  { status: number; body?: unknown; headers?: Record<string, string> } | { delayMs: number } | 'reset';
+  | { status: number; body?: unknown; headers?: Record<string, string> }
+  | { delayMs: number }
+  | { afterStatus: number }
+  | 'reset';
 
 export interface FakeQr {
   id: string;
@@ -297,10 +305,13 @@ export class FakeSetu {
     }
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
+    const after = fault && typeof fault === 'object' && 'afterStatus' in fault ? fault.afterStatus : null;
     const reply = (status: number, json: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed) return;
-      res.writeHead(status, { 'content-type': 'application/json', requestId: randomUUID(), ...headers });
-      res.end(JSON.stringify(json));
+      const [code, answer] =
+        after === null ? [status, json] : [after, { code: 'internal-error', detail: 'injected' }];
+      res.writeHead(code, { 'content-type': 'application/json', requestId: randomUUID(), ...headers });
+      res.end(JSON.stringify(answer));
     };
     if (fault && 'status' in fault)
       return reply(
@@ -492,7 +503,9 @@ export class FakeSetu {
       const txnId = decodeURIComponent(/\/refunds\/([^/]+)\/payment$/.exec(path)![1]!);
       const payment = this.payments().find((p) => p.txnId === txnId);
       if (!payment) return reply(404, { code: 'not-found', detail: 'no payment with this txn id' });
-      const refunds = [...this.refunds.values()].filter((r) => r.paymentId === payment.id && now >= r.visibleAt);
+      const refunds = [...this.refunds.values()].filter(
+        (r) => r.paymentId === payment.id && now >= r.visibleAt,
+      );
       return reply(200, {
         paymentTxnId: txnId,
         refunds: refunds.map((r) => ({ ...this.refundView(r, now), requestId: randomUUID() })),
