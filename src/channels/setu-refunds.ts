@@ -82,6 +82,17 @@ export class SetuRefunds implements RefundRail {
     return chosen ? this.stateIn(chosen, 'refund_list') : null;
   }
 
+  /**
+   * Setu's refund as it holds it, for reconciliation: its raw fields, or null when Setu answers
+   * (with its own error body) that it has no refund with this id. A read only.
+   */
+  async refundRecord(id: string): Promise<Record<string, unknown> | null> {
+    const answer = await this.call('refund_reconcile', 'GET', `${REFUNDS}/${encodeURIComponent(id)}`);
+    if (answer.status === 404 && setuError(answer)) return null;
+    if (answer.status !== 200 || !answer.body) throw failureOf(this.channel, 'refund_reconcile', answer);
+    return answer.body;
+  }
+
   /** The refund in an answer; an answer without Setu's id for it leaves the outcome unknown. */
   private stateIn(body: Record<string, unknown>, operation: string): RefundState {
     const state = setuRefundState(body);

@@ -14,7 +14,6 @@ import {
   type PayinInstructions,
   type PayinOpening,
   type PayoutState,
-  type RefundRail,
   type VpaRegistration,
   type VpaRegistry,
 } from './channel.ts';
@@ -116,7 +115,7 @@ export class SetuChannel implements Channel, VpaRegistry {
   };
 
   /** Refunds of Setu's payments (`setu-refunds.ts`). */
-  readonly refunds: RefundRail = new SetuRefunds(this.name, this.call);
+  readonly refunds: SetuRefunds = new SetuRefunds(this.name, this.call);
 
   async openPayin(p: PayinOpening): Promise<PayinInstructions> {
     const answer = await this.call('dqr_create', 'POST', '/api/v1/merchants/dqr', {

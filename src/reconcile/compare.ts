@@ -1,6 +1,6 @@
 /**
  * What reconciliation compares, as pure functions: a transaction as Paygate recorded it against what
- * the provider holds (Cashfree's transfer, Setu's payments on the QR), answered as the differences
+ * the provider holds (Cashfree's transfer, Setu's payments on the QR, Setu's refund), answered as the differences
  * in status, amount and bank reference. A provider status Paygate maps to the same outcome is no
  * difference (CONTRACT §10: REVERSED with no SUCCESS recorded is FAILED).
  */
@@ -108,6 +108,36 @@ export function comparePayments(t: ReconcileTxn, payments: Record<string, unknow
     if (p === own) continue;
     const amount = typeof p.amount === 'number' && Number.isSafeInteger(p.amount) ? p.amount : null;
     found.push(status(t, text(p.id) || t.channel_txn_id, 'success', amount));
+  }
+  return found;
+}
+
+/** Setu's refund statuses as Paygate's outcomes; `pending` and `initiated` are still open. */
+const SETU_REFUND_VIEW: Record<string, View> = { success: 'SUCCESS', failed: 'FAILED' };
+
+/** A live refund against Setu's refund of the same id (null: Setu has none under it). */
+export function compareRefund(t: ReconcileTxn, refund: Record<string, unknown> | null): Found[] {
+  const pg = paygateView(t);
+  if (!refund) return pg === 'FAILED' ? [] : [status(t, t.channel_txn_id || t.payment_id, 'NOT_FOUND', null)];
+  const raw = text(refund.status);
+  const reference = text(refund.id) || t.channel_txn_id;
+  const amount =
+    typeof refund.amount === 'number' && Number.isSafeInteger(refund.amount) ? refund.amount : null;
+  if ((SETU_REFUND_VIEW[raw] ?? 'OPEN') !== pg) return [status(t, reference, raw || '(none)', amount)];
+  const found: Found[] = [];
+  if (amount !== t.amount)
+    found.push({
+      reference,
+      field: 'amount',
+      providerValue: amount === null ? text(refund.amount) : String(amount),
+      paygateValue: String(t.amount),
+      paymentId: t.payment_id,
+      amount,
+    });
+  if (pg === 'SUCCESS') {
+    // Kept as Paygate keeps it (`setuRefundState`): the reference's letters and digits.
+    const crn = text(refund.crn).replace(/[^A-Za-z0-9]/g, '');
+    if (crn !== t.utr) found.push(utrDifference(t, reference, crn, amount));
   }
   return found;
 }

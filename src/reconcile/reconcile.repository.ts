@@ -1,10 +1,17 @@
 /** SQL for reconciliation: the transactions a run reads, its runs, the differences it found, the daily lease. */
 import { sql, type Kysely } from 'kysely';
-import type { ReconcileMismatchTable, ReconcileRunTable, Tables, TransactionStatus } from '../db/schema.ts';
+import type {
+  ReconcileMismatchTable,
+  ReconcileRunTable,
+  Tables,
+  TransactionKind,
+  TransactionStatus,
+} from '../db/schema.ts';
 
 /** What a run compares of a transaction. */
 export interface ReconcileTxn {
   payment_id: string;
+  kind: TransactionKind;
   amount: number;
   status: TransactionStatus;
   utr: string;
@@ -15,6 +22,7 @@ export interface ReconcileTxn {
 
 const TXN_COLUMNS = [
   'payment_id',
+  'kind',
   'amount',
   'status',
   'utr',

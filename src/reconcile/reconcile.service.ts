@@ -9,7 +9,7 @@ import type { CashfreeChannel } from '../channels/cashfree.channel.ts';
 import { ChannelFailure } from '../channels/channel.ts';
 import type { SetuChannel } from '../channels/setu.channel.ts';
 import type { Tables } from '../db/schema.ts';
-import { comparePayments, compareTransfer, type Found } from './compare.ts';
+import { comparePayments, compareRefund, compareTransfer, type Found } from './compare.ts';
 import { istDayBounds } from './ist-day.ts';
 import {
   alreadyKept,
@@ -141,8 +141,12 @@ export class ReconcileService {
     const setu = this.channels.setu;
     if (!setu) throw new Error('setu is not configured');
     return async (t) =>
-      // A pay-in whose QR was never opened has nothing at Setu to compare.
-      t.channel_txn_id === '' ? [] : comparePayments(t, await setu.paymentHistory(t.channel_txn_id));
+      // A pay-in whose QR was never opened, or a refund Setu has not named yet, has nothing at Setu to compare.
+      t.channel_txn_id === ''
+        ? []
+        : t.kind === 'refund'
+          ? compareRefund(t, await setu.refunds.refundRecord(t.channel_txn_id))
+          : comparePayments(t, await setu.paymentHistory(t.channel_txn_id));
   }
 
   /** A read tried again when the channel did not answer it (a 429, a 5xx, a timeout); a refusal is final. */

@@ -25,7 +25,8 @@ export interface SendRail<S> {
 
 export interface SendContext {
   db: Kysely<Tables>;
-  now: number;
+  /** The clock, read after each call (a read takes time: the gap is measured from its answer). */
+  now: () => number;
   /** CHANNEL_POLL_MS: how far apart the two reads that allow a second send must be. */
   readGap: number;
   /** The worker's lease (ms), of which the row's `lease_until` is the end. */
@@ -49,8 +50,8 @@ export async function sendOnce<S>(
   if (sentBefore) {
     const known = await rail.read();
     if (known) return { state: known };
-    const firstNotFound = row.not_found_at ?? c.now;
-    if (c.now - firstNotFound < c.readGap) {
+    const firstNotFound = row.not_found_at ?? c.now();
+    if (c.now() - firstNotFound < c.readGap) {
       await reschedulePending(c.db, row.payment_id, firstNotFound + c.readGap, {
         unsent: true,
         notFoundAt: firstNotFound,
@@ -72,7 +73,7 @@ export async function sendOnce<S>(
     if (err.kind !== 'rejected') throw err;
     if (sentBefore) {
       // An earlier send may have arrived: this refusal may be of a duplicate. Read it.
-      await reschedulePending(c.db, row.payment_id, c.now + c.readGap, { unsent: false, notFoundAt: null });
+      await reschedulePending(c.db, row.payment_id, c.now() + c.readGap, { unsent: false, notFoundAt: null });
       return null;
     }
     return { rejected: err.code };

@@ -351,7 +351,7 @@ export class TransactionWorker {
   private sendContext(channel: Channel, kind: 'payout' | 'refund') {
     return {
       db: this.database.db,
-      now: this.now,
+      now: () => this.now,
       readGap: channel.pollDelayMs(kind, 0),
       leaseMs: this.options.leaseMs,
     };
