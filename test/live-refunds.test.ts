@@ -17,7 +17,9 @@ import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu, REFUND_DISABLED, type FakePayment } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
 import { until, useLive, type LiveGateway } from './support/live.ts';
+import { cliAsync } from './support/process.ts';
 import { SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
+import { istDate } from '../src/reconcile/ist-day.ts';
 
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
 const POLL_MS = 400;
@@ -315,6 +317,32 @@ describe('live refunds through the Setu document', () => {
           assert.equal(stored.length, 1, 'the duplicate was stored once');
           assert.deepEqual(await l.exceptions(refundId), []);
         });
+      });
+
+      it("reconciles live refunds with Setu's refund: a bank reference that differs is one mismatch", async () => {
+        const l = live();
+        const { id } = await paidIn(l, 66);
+        const agrees = await refund(l, id, 30);
+        const differs = await refund(l, id, 36);
+        await waitRefund(l, agrees, 'SUCCESS');
+        await waitRefund(l, differs, 'SUCCESS');
+        const changed = setu.refundsFor(differs)[0]!;
+        changed.crn = '999000111222';
+        const run = await cliAsync(
+          ['reconcile', '--date', istDate(Date.now()), '--channel', 'setu', '--json'],
+          {
+            DATABASE_URL: l.gw.testDb.url,
+            ...setu.env(proxy.url),
+          },
+        );
+        assert.equal(run.status, 0, run.stderr + run.stdout);
+        assert.equal(run.json.runs[0].unreadable, 0, JSON.stringify(run.json));
+        const found = await l.gw.database.db
+          .selectFrom('channel_exceptions')
+          .select(['reference', 'payment_id'])
+          .where('kind', '=', 'reconcile_mismatch')
+          .execute();
+        assert.deepEqual(found, [{ reference: `${changed.id} utr=999000111222`, payment_id: differs }]);
       });
 
       it('reports zero violations from the document', () => {
