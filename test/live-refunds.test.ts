@@ -34,6 +34,8 @@ async function paidIn(l: LiveGateway, amount: number): Promise<{ id: string; pay
   });
   assert.equal(res.status, 200, res.text);
   const id = res.body.payment_id as string;
+  // The fake is shared by the gateways of this file: its notifications go to this one's.
+  l.setu.notifyUrl = `${l.gw.baseUrl}/channels/setu/notifications`;
   const payment = await l.setu.pay(id);
   await l.waitStatus('payin', id, 'SUCCESS');
   return { id, payment };
