@@ -71,10 +71,14 @@ for (const kind of DATABASES) {
           ...(await Promise.all(
             Array.from({ length: Math.min(20, PAYINS - i) }, async (_, j) => {
               const amount = 300 + ((i + j) % 37) * 100 + 25; // paise: 3.25 to 39.25 rupees
-              const res = await l.post('/payments/onsite/payin', {
-                money: { amount: amount / 100 },
-                merchant_order_no: `soak-r-${kind}-${i + j}`,
-              });
+              const ask = () =>
+                l.post('/payments/onsite/payin', {
+                  money: { amount: amount / 100 },
+                  merchant_order_no: `soak-r-${kind}-${i + j}`,
+                });
+              let res = await ask();
+              // CHANNEL_TIMEOUT_MS is short here: a QR Setu did not open in time is asked for again.
+              for (let tries = 1; res.status === 503 && tries < 10; tries++) res = await ask();
               assert.equal(res.status, 200, res.text);
               const payment = await fake.pay(res.body.payment_id);
               // A tenth of the customers' banks take no online refunds.
@@ -123,7 +127,14 @@ for (const kind of DATABASES) {
         const open = () =>
           db
             .selectFrom('transactions')
-            .select(['payment_id', 'status', 'submit_attempts', 'not_found_at', 'next_action_at'])
+            .select([
+              'payment_id',
+              'status',
+              'submit_attempts',
+              'not_found_at',
+              'next_action_at',
+              'lease_until',
+            ])
             .where('payment_id', 'in', ids)
             .where('status', 'in', ['PENDING', 'PROCESSING'])
             .execute();
@@ -144,7 +155,21 @@ for (const kind of DATABASES) {
         await until(explained, 'every refund final or explained', 240_000).catch(async (err: unknown) => {
           const rows = await open();
           for (const o of rows.slice(0, 5)) {
-            const calls = fake.requests.filter((r) => r.body?.referenceId === o.payment_id);
+            const made = fake.refundsFor(o.payment_id);
+            const calls = fake.requests.filter(
+              (r) =>
+                r.body?.referenceId === o.payment_id || made.some((m) => r.path.endsWith(`/refunds/${m.id}`)),
+            );
+            console.log(
+              JSON.stringify({ made: made.map((m) => ({ ...m, status: fake.refundStatus(m) })) }),
+              JSON.stringify(
+                await db
+                  .selectFrom('transactions')
+                  .selectAll()
+                  .where('payment_id', '=', o.payment_id)
+                  .execute(),
+              ),
+            );
             console.log(
               JSON.stringify({ ...o, now: Date.now() }),
               calls.map((c) => `${c.method} ${c.at}`).join(', '),
