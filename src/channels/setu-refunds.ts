@@ -57,18 +57,8 @@ export class SetuRefunds implements RefundRail {
       if (answer.status !== 200 || !answer.body) throw this.readFailure('refund_read', answer);
       return this.stateIn(answer.body, 'refund_read');
     }
-    if (!r.channelPaymentTxnId)
-      throw new ChannelFailure(
-        'unknown',
-        this.channel,
-        'no_payment_txn_id',
-        `${this.channel} refund_list: the refunded payment's txnId is not known`,
-      );
-    const answer = await this.call(
-      'refund_list',
-      'GET',
-      `${REFUNDS}/${encodeURIComponent(r.channelPaymentTxnId)}/payment`,
-    );
+    const txnId = r.channelPaymentTxnId || (await this.paymentTxnId(r.channelPaymentId));
+    const answer = await this.call('refund_list', 'GET', `${REFUNDS}/${encodeURIComponent(txnId)}/payment`);
     // Setu's own not-found (its error body) says the payment has no refunds; a bare 404 says nothing.
     if (answer.status === 404 && setuError(answer)) return null;
     const refunds = answer.body?.refunds;
@@ -80,6 +70,26 @@ export class SetuRefunds implements RefundRail {
     // One refund per referenceId is what Paygate sends; were there more, a final one decides.
     const chosen = mine.find((x) => x.status === 'success' || x.status === 'failed') ?? mine[0];
     return chosen ? this.stateIn(chosen, 'refund_list') : null;
+  }
+
+  /**
+   * The `txnId` of a payment, under which Setu lists its refunds, read from the payment itself
+   * (`GET /payments/{id}`) when the refund does not carry it (a refund of money no pay-in kept).
+   */
+  private async paymentTxnId(paymentId: string): Promise<string> {
+    const answer = paymentId
+      ? await this.call('payment_read', 'GET', `/api/v1/merchants/payments/${encodeURIComponent(paymentId)}`)
+      : null;
+    const txnId = answer?.status === 200 ? answer.body?.txnId : undefined;
+    if (typeof txnId === 'string' && txnId !== '') return txnId;
+    throw answer && answer.status !== 200
+      ? this.readFailure('payment_read', answer)
+      : new ChannelFailure(
+          'unknown',
+          this.channel,
+          'no_payment_txn_id',
+          `${this.channel}: the refunded payment's txnId is not known`,
+        );
   }
 
   /**
