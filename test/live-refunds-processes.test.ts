@@ -64,6 +64,7 @@ for (const kind of DATABASES) {
           async () =>
             (await post('/payments/payin_status', { payment_id: payinId })).body.status === 'SUCCESS',
           'the pay-in SUCCESS',
+          30_000,
         );
 
         // Setu takes the refund and answers 4 s later; the process dies before the answer.
@@ -75,7 +76,7 @@ for (const kind of DATABASES) {
         });
         assert.equal(asked.status, 200, JSON.stringify(asked.body));
         const refundId = asked.body.refund_id as string;
-        await until(() => setu.refundPosts(refundId).length === 1, 'the POST at Setu');
+        await until(() => setu.refundPosts(refundId).length === 1, 'the POST at Setu', 30_000);
         await server!.kill();
         const database = openDatabase(db.url);
         try {
@@ -88,14 +89,18 @@ for (const kind of DATABASES) {
         } finally {
           await database.close();
         }
-        await until(() => setu.refundsFor(refundId).length === 1, 'the refund made at Setu');
+        await until(() => setu.refundsFor(refundId).length === 1, 'the refund made at Setu', 30_000);
 
         await start();
         const status = async () => (await post('/payments/refund_status', { refund_id: refundId })).body;
         await until(async () => (await status()).status === 'SUCCESS', 'the refund SUCCESS', 30_000);
         const [made] = setu.refundsFor(refundId);
         assert.equal((await status()).utr, made!.crn);
-        await receiver.waitFor(() => receiver.forPayment(refundId).length === 1, 'the refund callback');
+        await receiver.waitFor(
+          () => receiver.forPayment(refundId).length === 1,
+          'the refund callback',
+          30_000,
+        );
         await new Promise((r) => setTimeout(r, 1000));
         assert.equal(receiver.forPayment(refundId).length, 1, 'one callback');
         assert.equal(receiver.forPayment(refundId)[0]!.body.status, 'SUCCESS');
