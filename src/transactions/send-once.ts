@@ -3,7 +3,8 @@
  * to be made before it is made (`submit_attempts`); a step that made none, or whose send the
  * channel certainly did not act on, takes it back (`step.sent`, see the worker's failure path).
  * One an earlier send may have reached is read first, and sent again only when two reads
- * CHANNEL_POLL_MS apart both say the channel does not know it (`not_found_at` keeps the first).
+ * CHANNEL_POLL_MS apart, made once that send can no longer arrive, both say the channel does not
+ * know it (`notFoundWait`; `not_found_at` keeps the first).
  * A refusal of the first send is the channel's word on the transaction; a refusal after an
  * earlier send may be of a duplicate, and means "read it".
  */
@@ -12,6 +13,7 @@ import { ChannelFailure } from '../channels/channel.ts';
 import type { Tables } from '../db/schema.ts';
 import { reschedulePending } from './transaction-claims.repository.ts';
 import type { TransactionRow } from './transactions.repository.ts';
+import { notFoundWait } from './worker-support.ts';
 
 /** What the channel does with one transaction: read it back, send it. */
 export interface SendRail<S> {
@@ -50,12 +52,9 @@ export async function sendOnce<S>(
   if (sentBefore) {
     const known = await rail.read();
     if (known) return { state: known };
-    const firstNotFound = row.not_found_at ?? c.now();
-    if (c.now() - firstNotFound < c.readGap) {
-      await reschedulePending(c.db, row.payment_id, firstNotFound + c.readGap, {
-        unsent: true,
-        notFoundAt: firstNotFound,
-      });
+    const wait = notFoundWait(row, c.now(), c.readGap);
+    if (wait) {
+      await reschedulePending(c.db, row.payment_id, wait.at, { unsent: true, notFoundAt: wait.notFoundAt });
       return null;
     }
   }
