@@ -15,10 +15,10 @@ const DUE_TRANSACTIONS: WorkTable<'transactions'> = {
   // Each time a PENDING payout or refund is taken up to be sent: above one, an earlier attempt may have reached its channel.
   alsoSet: {
     submit_attempts: sql`submit_attempts + case when kind <> 'payin' and status = 'PENDING' then 1 else 0 end`,
-    // A PENDING payout whose last claim was never given back (its process stopped, or could not
-    // write): that step may have sent it, at the latest when its lease ran out. Dated so, it is
-    // not sent again before that send can no longer arrive (`notFoundWait`).
-    updated_at: sql`case when kind = 'payout' and status = 'PENDING' and lease_until is not null then lease_until else updated_at end`,
+    // A PENDING payout or refund whose last claim was never given back (its process stopped, or
+    // could not write): that step may have sent it, at the latest when its lease ran out. Dated so,
+    // it is not sent again before that send can no longer arrive (`notFoundWait`).
+    updated_at: sql`case when kind <> 'payin' and status = 'PENDING' and lease_until is not null then lease_until else updated_at end`,
   },
 };
 
