@@ -469,9 +469,3 @@ for (const kind of DATABASES) {
     });
   });
 }
-
-describe('a late live payment with AUTO_REFUND_UNMATCHED on', () => {
-  it.todo(
-    'is refunded once at the fake Setu and its exception closed (needs the Setu refund rail of issue 31: the Setu channel makes no refunds yet, so the money waits in suspense)',
-  );
-});

@@ -347,6 +347,44 @@ describe('live refunds through the Setu document', () => {
         assert.deepEqual(found, [{ reference: `${changed.id} utr=999000111222`, payment_id: differs }]);
       });
 
+      it('refunds a second payment on a paid QR once at Setu from suspense (AUTO_REFUND_UNMATCHED) and closes its exception', async () => {
+        const l = live();
+        const { id } = await paidIn(l, 75);
+        const before = await l.balance();
+        setu.qrFor(id)!.status = 'active';
+        const second = await setu.pay(id);
+        let exception: any;
+        await until(
+          async () => {
+            exception = await l.gw.database.db
+              .selectFrom('channel_exceptions')
+              .selectAll()
+              .where('payment_id', '=', id)
+              .where('kind', '=', 'payment_after_final')
+              .executeTakeFirst();
+            return exception?.resolved_at != null;
+          },
+          'the exception closed by its refund',
+          15_000,
+        );
+        assert.equal(exception.reference, second.id);
+        assert.equal(exception.holds, 'suspense');
+        assert.equal(Number(exception.outstanding), 0);
+        const refundId = exception.refund_id as string;
+        assert.ok(refundId, 'the exception names its refund');
+        const posts = setu.refundPosts(refundId);
+        assert.equal(posts.length, 1, 'one refund POST at Setu');
+        assert.equal(posts[0]!.body.paymentId, second.id, 'the refund names the unmatched payment');
+        assert.equal(posts[0]!.body.amount, 7500, 'in full');
+        assert.equal((await row(l, refundId)).status, 'SUCCESS');
+        assert.deepEqual(await l.balance(), before, 'no merchant money moved');
+        assert.equal(
+          l.receiver.forPayment(refundId).length,
+          0,
+          'no merchant callback for a refund from suspense',
+        );
+      });
+
       it('reports zero violations from the document', () => {
         assert.deepEqual(proxy.violations(), []);
         assert.ok(proxy.output().includes('Forwarding "post" request'));
