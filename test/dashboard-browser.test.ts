@@ -2,7 +2,7 @@
  * The dashboard (CONTRACT §11) in a real browser: Chromium against a gateway listening on real HTTP
  * with its workers running, a merchant's callback receiver on 127.0.0.1, on a phone (390×844) and a
  * desktop (1280×800), as a merchant's user and as an operator. Every page is checked with axe-core
- * and screenshotted (test/artifacts/dashboard-<page>-<phone|desktop>.png) and must load without
+ * (and screenshotted with SCREENSHOTS=1, as test/artifacts/dashboard-<page>-<phone|desktop>.png) and must load without
  * console errors (CSP violations included). One browser and one gateway per database.
  */
 import assert from 'node:assert/strict';

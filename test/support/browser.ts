@@ -62,15 +62,15 @@ export function watchConsole(page: Page): string[] {
 }
 
 /**
- * Saves a full-page screenshot as test/artifacts/NAME.png, after checking the page with axe-core:
- * every state a screenshot is taken of is also checked for accessibility.
+ * Checks the page with axe-core and, when SCREENSHOTS=1, saves a full-page screenshot of it as
+ * test/artifacts/NAME.png for a person to look at: every state worth a picture is also checked for
+ * accessibility. Without SCREENSHOTS=1 no picture is taken (nothing reads them but people).
  */
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string): Promise<void> {
   await assertAccessible(page, name);
+  if (process.env.SCREENSHOTS !== '1') return;
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const file = path.join(ARTIFACTS, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  return file;
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
