@@ -315,13 +315,13 @@ export class WalletService {
    * Suspense and the receivable against the open exceptions that hold their money: suspense must
    * equal what they hold, and the receivable what merchants owe (negative, the outside's sign).
    */
-  private async heldByExceptions(): Promise<string[]> {
+  private async heldByExceptions(db: Db): Promise<string[]> {
     const problems: string[] = [];
     const ledger = new Map<string, bigint>();
-    for (const r of await externalAccountSums(this.db, [EXTERNAL.suspense, EXTERNAL.receivable]))
+    for (const r of await externalAccountSums(db, [EXTERNAL.suspense, EXTERNAL.receivable]))
       ledger.set(`${r.account}/${r.currency}`, r.total);
     const held = new Map<string, bigint>();
-    for (const r of await outstandingSums(this.db)) {
+    for (const r of await outstandingSums(db)) {
       const account = r.holds === 'suspense' ? EXTERNAL.suspense : EXTERNAL.receivable;
       held.set(`${account}/${r.currency}`, r.holds === 'suspense' ? r.total : -r.total);
     }
@@ -336,17 +336,28 @@ export class WalletService {
     return problems;
   }
 
-  /** Checks that every journal balances and that every wallet equals the sum of its entries. */
-  async verify(): Promise<LedgerReport> {
+  /**
+   * Checks that every journal balances and that every wallet equals the sum of its entries. All of
+   * it is read in one snapshot: a payment settling meanwhile must not show as a difference between
+   * two reads (on SQLite a transaction is one snapshot whatever its level).
+   */
+  verify(): Promise<LedgerReport> {
+    return this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute((tx) => this.verifyIn(tx));
+  }
+
+  private async verifyIn(db: Db): Promise<LedgerReport> {
     const problems: string[] = [];
-    for (const j of await unbalancedJournals(this.db)) {
+    for (const j of await unbalancedJournals(db)) {
       problems.push(`journal ${j.journal_id} does not balance: entries add up to ${j.total} paise`);
     }
     // Sums and balances as BigInt: a drift past 2^53 would vanish in a JavaScript number.
     const sums = new Map<string, bigint>();
-    for (const s of await walletAccountSums(this.db))
+    for (const s of await walletAccountSums(db))
       sums.set(`${s.merchant_id}/${s.currency}/${s.account}`, s.total);
-    const wallets = await exactWallets(this.db);
+    const wallets = await exactWallets(db);
     const seen = new Set<string>();
     for (const w of wallets) {
       for (const account of ['available', 'held'] as const) {
@@ -366,10 +377,10 @@ export class WalletService {
       if (!seen.has(key) && total !== 0n)
         problems.push(`entries for ${key} add up to ${total} paise but there is no such wallet`);
     }
-    problems.push(...(await this.heldByExceptions()));
+    problems.push(...(await this.heldByExceptions(db)));
     return {
       ok: problems.length === 0,
-      journals: await countJournals(this.db),
+      journals: await countJournals(db),
       wallets: wallets.length,
       problems,
     };
