@@ -57,7 +57,8 @@ interface Paced {
   maxInAnySecond: number;
 }
 
-function maxInAnySecond(times: number[]): number {
+/** The most of `times` (ms, ascending) in any one second. */
+export function maxInAnySecond(times: number[]): number {
   let most = 0;
   let from = 0;
   for (let i = 0; i < times.length; i++) {

@@ -48,6 +48,27 @@ describe('retryAfterMs', () => {
     t.limited(null);
     assert.equal(pausedFor(), 1000);
   });
+
+  it('spaces calls evenly: callers in bursts of a second’s worth never put more than the limit in any second', async () => {
+    const t = new Throttle(100);
+    const started: number[] = [];
+    const calls: Promise<void>[] = [];
+    for (let burst = 0; burst < 3; burst++) {
+      for (let i = 0; i < 100; i++) calls.push(t.take().then(() => void started.push(performance.now())));
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await Promise.all(calls);
+    started.sort((a, b) => a - b);
+    // Any 101 calls in a row span a second, to the millisecond a timer may round off.
+    for (let i = 0; i + 100 < started.length; i++)
+      assert.ok(
+        started[i + 100]! - started[i]! >= 990,
+        `calls ${i}..${i + 100} within ${started[i + 100]! - started[i]!} ms`,
+      );
+    // Each call waits for the one before it by about a hundredth of a second: no bursts.
+    const bunched = started.slice(1).filter((at, i) => at - started[i]! < 5).length;
+    assert.ok(bunched < 30, `${bunched} of ${started.length} calls started within 5 ms of the one before`);
+  });
 });
 
 for (const kind of DATABASES) {

@@ -62,8 +62,8 @@ export class ChannelHttp {
    */
   async send(req: ChannelRequest): Promise<ChannelAnswer> {
     // The wait for a turn is not part of the call: CHANNEL_TIMEOUT_MS starts when the request does.
-    await this.throttle?.take();
-    if (req.notAfter !== undefined && Date.now() > req.notAfter)
+    const turn = (await this.throttle?.take(req.notAfter)) ?? true;
+    if (!turn || (req.notAfter !== undefined && Date.now() > req.notAfter))
       throw new ChannelFailure(
         'unavailable',
         this.channel,

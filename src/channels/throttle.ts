@@ -1,10 +1,11 @@
 /**
- * A per-process limit on the calls to one provider: at most `maxPerSecond` calls start in any
- * second (a sliding window: a call waits until the call `maxPerSecond` before it is a second old, so a
- * caller that works in batches loses no rate to the gaps between them), and a 429 pauses every call to that provider for as long as the provider
- * asked (`Retry-After`, else Cashfree's `x-ratelimit-retry`, else a backoff that doubles from 1 s
- * to a minute). A call waits for its turn; nothing is dropped. One throttle per provider, shared by
- * all of that provider's requests (`ChannelHttp`).
+ * A per-process limit on the calls to one provider: calls start evenly spaced, one every
+ * `1000 / maxPerSecond` ms at most, so no second holds more than `maxPerSecond` of them wherever
+ * it is measured from (a burst of a second's calls at once would let a provider's own window,
+ * a few ms off ours, see up to twice the limit). A 429 pauses every call to that provider for as
+ * long as the provider asked (`Retry-After`, else Cashfree's `x-ratelimit-retry`, else a backoff
+ * that doubles from 1 s to a minute). A call waits for its turn; nothing is dropped. One throttle
+ * per provider, shared by all of that provider's requests (`ChannelHttp`).
  */
 
 /** The longest pause a provider's answer can ask for: a wrong header must not stop payouts for a day. */
@@ -13,9 +14,10 @@ const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 
 export class Throttle {
-  /** The start times of the last `maxPerSecond` calls (taken or reserved), oldest at `head`. */
-  private readonly starts: Float64Array;
-  private head = 0;
+  /** The time between two calls' turns, ms. */
+  private readonly gapMs: number;
+  /** The earliest turn the next call can have. */
+  private nextTurn = -Infinity;
   /**
    * When the last `maxPerSecond` calls really started. A caller whose timer fired late (a busy
    * event loop) starts after its turn, and the calls reserved after it were spaced from the turn,
@@ -31,20 +33,26 @@ export class Throttle {
     private readonly now: () => number = Date.now,
   ) {
     if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
-    this.starts = new Float64Array(Math.floor(maxPerSecond)).fill(-Infinity);
+    this.gapMs = 1000 / maxPerSecond;
     this.began = new Float64Array(Math.floor(maxPerSecond)).fill(-Infinity);
   }
 
-  /** Resolves when the caller may start its call. */
-  async take(): Promise<void> {
+  /**
+   * Resolves true when the caller may start its call; false at once, with no turn taken, when its
+   * turn would come after `notAfter` (a call that could not be sent in time takes no other's turn).
+   */
+  async take(notAfter = Infinity): Promise<boolean> {
     for (;;) {
       const now = this.now();
-      const at = Math.max(now, this.starts[this.head]! + 1000, this.pausedUntil);
-      this.starts[this.head] = at;
-      this.head = (this.head + 1) % this.starts.length;
+      const at = Math.max(now, this.nextTurn, this.pausedUntil);
+      if (at > notAfter) return false;
+      this.nextTurn = at + this.gapMs;
       if (at > now) await new Promise((r) => setTimeout(r, Math.ceil(at - now)));
       // A 429 that came while this call waited for its turn holds it back too.
-      if (this.pausedUntil <= this.now()) return this.begin();
+      if (this.pausedUntil <= this.now()) {
+        await this.begin();
+        return true;
+      }
     }
   }
 
