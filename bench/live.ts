@@ -78,8 +78,8 @@ export async function measureLive(opts: BenchOptions, progress: Progress): Promi
     LIVE_MAX_PAYOUT: '500000.00',
     WORKER_POLL_MS: '100',
   };
-  // The throughput run: the per-process limit raised past the load, so the gateway's own cost shows.
-  const unthrottled = { ...env, CASHFREE_MAX_RPS: '100000' };
+  // The throughput runs: the per-process limits raised past the load, so the gateway's own cost shows.
+  const unthrottled = { ...env, CASHFREE_MAX_RPS: '100000', SETU_MAX_RPS: '100000' };
   const sandbox = createFundedMerchant(db.url, 'Bench Sandbox');
   const live = paygateCli(
     ['merchant', 'create', '--name', 'Bench Live', '--live', '--vpa', 'bench.live@pineaxis'],
