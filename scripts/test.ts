@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The longest files, longest first (seconds alone on 2 cores: 120, 60, 55, 55, 50, 45, 45, 40). */
+/** The longest files, longest first (by their time alone on 2 cores). */
 const FIRST = [
   'test/dashboard-browser.test.ts',
   'test/dashboard.test.ts',

@@ -65,12 +65,6 @@ export async function startServer(
     );
   const paygate = await buildApp({ config, database, logger });
   const { app, services, worker, dispatcher } = paygate;
-  // A keep-alive connection whose request is in flight when closing starts is not idle then, and
-  // would hold the close for the whole keep-alive timeout: its answer closes it instead.
-  let closing: Promise<void> | null = null;
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
-  });
 
   if (options.firstRun && (await services.merchants.count()) === 0) {
     const created = await services.merchants.createIfNone({ name: 'Sandbox Merchant' }, database);
@@ -92,11 +86,15 @@ export async function startServer(
   );
   reconciler.start();
 
+  let closing: Promise<void> | null = null;
   return {
     paygate,
     address,
     close() {
       closing ??= (async () => {
+        // A keep-alive connection whose request is in flight is not idle when closing starts, and
+        // would hold the close for the whole keep-alive timeout: once answered, it ends at once.
+        app.server.keepAliveTimeout = 1;
         await app.close();
         await reconciler.stop();
         await worker.stop();
