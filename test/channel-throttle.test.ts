@@ -114,3 +114,37 @@ for (const kind of DATABASES) {
     }
   });
 }
+
+for (const kind of DATABASES) {
+  describe(`payouts queued past their claim on ${kind}`, { skip: await skipFor(kind) }, () => {
+    // A claim of 3 × 250 ms + 1 s, sent only in its first 1.5 s: three calls' turns at 2 a second.
+    const live = useLive(kind, { CASHFREE_MAX_RPS: '2', CHANNEL_TIMEOUT_MS: '250' });
+    afterEach(async () => live().ledgerOk());
+
+    it('go out at the limit once a 429 pause is over, not after a failing channel’s backoff', async () => {
+      const l = live();
+      l.cashfree.fail('transfer_create', {
+        status: 429,
+        body: { type: 'rate_limit_error', code: 'too_many_requests', message: 'slow down' },
+        headers: { 'retry-after': '4' },
+      });
+      const from = l.cashfree.requests.length;
+      const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => payout(l, 40 + i)));
+      for (const id of ids) await l.waitStatus('payout', id, 'SUCCESS', 30_000);
+      const posts = l.cashfree.requests.slice(from).filter((r) => r.method === 'POST' && r.body?.transfer_id);
+      // The 429, then the twelve sends; none of them waited on a payout's age (a second, two, three …).
+      assert.equal(posts.length, 13);
+      const sends = posts.slice(1).map((r) => r.at);
+      assert.ok(
+        sends[0]! - posts[0]!.at >= 3990,
+        `the first send came ${sends[0]! - posts[0]!.at} ms after the 429`,
+      );
+      for (let i = 1; i < sends.length; i++)
+        assert.ok(
+          sends[i]! - sends[i - 1]! <= 1500,
+          `send ${i} came ${sends[i]! - sends[i - 1]!} ms after the one before`,
+        );
+      for (const id of ids) assert.equal(l.cashfree.created.get(id), 1);
+    });
+  });
+}

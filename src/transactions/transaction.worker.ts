@@ -143,27 +143,42 @@ export class TransactionWorker {
     this.timer.unref();
   }
 
-  /** Works through everything due now. Returns how many rows it handled. */
+  /**
+   * Works through everything due now. Returns how many rows it handled. At most BATCH rows are in
+   * hand at once, and more are claimed as soon as half of them are done: the channel's throttle
+   * always has the next calls waiting (a batch finished to its slowest call before the next was
+   * claimed left every rate limit's second a claim and a call's time short).
+   */
   async drain(): Promise<number> {
     let handled = 0;
-    for (;;) {
-      let rows: TransactionRow[];
-      let claim: Claim | null = null;
-      try {
-        await this.giveBackHeld();
-        await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
-        claim = LostClaims.start(this.now, this.options.leaseMs);
-        rows = await claimDueTransactions(this.database, claim.now, this.options.leaseMs, BATCH, claim.owner);
-        this.storeDown.ok();
-      } catch (err) {
-        if (claim) this.lostClaims.failed(claim, err);
-        // Tried again when the database is back, or after RECOVERY_CHECK_MS: it is not hammered.
-        this.storeDown.failed(err, 'claiming due transactions failed');
-        return handled;
+    const inHand = new Set<Promise<void>>();
+    try {
+      for (;;) {
+        const room = BATCH - inHand.size;
+        let rows: TransactionRow[];
+        let claim: Claim | null = null;
+        try {
+          await this.giveBackHeld();
+          await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
+          claim = LostClaims.start(this.now, this.options.leaseMs);
+          rows = await claimDueTransactions(this.database, claim.now, this.options.leaseMs, room, claim.owner);
+          this.storeDown.ok();
+        } catch (err) {
+          if (claim) this.lostClaims.failed(claim, err);
+          // Tried again when the database is back, or after RECOVERY_CHECK_MS: it is not hammered.
+          this.storeDown.failed(err, 'claiming due transactions failed');
+          return handled;
+        }
+        for (const row of rows) {
+          const step: Promise<void> = this.handle(row).finally(() => inHand.delete(step));
+          inHand.add(step);
+        }
+        handled += rows.length;
+        if (rows.length < room || this.stopped) break;
+        while (inHand.size > BATCH / 2) await Promise.race(inHand);
       }
-      await Promise.all(rows.map((row) => this.handle(row)));
-      handled += rows.length;
-      if (rows.length < BATCH || this.stopped) break;
+    } finally {
+      await Promise.all(inHand);
     }
     // Stored notifications wait only after a failure or a crash: looked for once a poll interval, not
     // on every wake-up (a busy gateway wakes the worker for every payout it creates).
@@ -240,7 +255,14 @@ export class TransactionWorker {
       };
       if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
       else this.storeDown.failed(err, 'transaction worker step failed', log);
-      const nextActionAt = this.now + retryDelay(row, failure !== null, this.now, this.options.pollMs);
+      // Not sent because this process's own queue for the channel outlasted the claim: nothing is
+      // wrong with the channel or the row, so it waits for the queue, not for a failure's backoff.
+      const queued = failure?.code === 'claim_expired';
+      const nextActionAt =
+        this.now +
+        (queued
+          ? Math.max(this.options.pollMs, 1000)
+          : retryDelay(row, failure !== null, this.now, this.options.pollMs));
       const pending = row.kind !== 'payin' && row.status === 'PENDING';
       await (
         pending
