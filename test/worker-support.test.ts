@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IN_TRANSIT_MS, notFoundWait } from '../src/transactions/worker-support.ts';
+import { IN_TRANSIT_MS, notFoundWait, retryDelay } from '../src/transactions/worker-support.ts';
 
 const GAP = 300;
 const CREATED = 1_000_000;
@@ -41,5 +41,25 @@ describe('notFoundWait', () => {
     const row = { created_at: CREATED, updated_at: sent, not_found_at: CREATED + 5000 };
     const now = sent + IN_TRANSIT_MS + 1000;
     assert.deepEqual(notFoundWait(row, now, GAP), { at: now + GAP, notFoundAt: now });
+  });
+});
+
+describe('retryDelay', () => {
+  // next_action_at is a bigint column: PostgreSQL refuses 1500.5, and the row then waited out its
+  // lease and the two-minute wait of a send that may still arrive.
+  it('is a whole number of ms for a payout of any age', () => {
+    const row = {
+      kind: 'payout' as const,
+      status: 'PENDING' as const,
+      created_at: CREATED,
+      submit_attempts: 1,
+      expires_at: null,
+    };
+    for (const age of [2001, 2999, 3001, 123_457]) {
+      const delay = retryDelay(row, true, CREATED + age, GAP);
+      assert.ok(Number.isInteger(delay), `${delay} after ${age} ms`);
+      assert.equal(delay, Math.ceil(age / 2));
+    }
+    assert.equal(retryDelay(row, true, CREATED + 10, GAP), 1000);
   });
 });

@@ -25,7 +25,7 @@ export function retryDelay(
 ): number {
   if (!channelFailed) return pollMs;
   if (row.kind === 'payout' && row.status === 'PENDING')
-    return Math.min(Math.max((now - row.created_at) / 2, 1000), 300_000);
+    return Math.min(Math.max(Math.ceil((now - row.created_at) / 2), 1000), 300_000);
   if (row.kind === 'refund' && row.status === 'PENDING')
     return Math.min(1000 * 2 ** Math.min(Math.max(row.submit_attempts - 1, 0), 20), 300_000);
   if (row.kind === 'payin' && now >= (row.expires_at ?? 0))
