@@ -38,6 +38,8 @@ export async function claimDue<T extends keyof Tables>(
   leaseMs: number,
   limit: number,
   owner?: string,
+  /** Keys the claimant still has in hand (their leases may have run out): not claimed again. */
+  inHand: readonly string[] = [],
 ): Promise<Tables[T][]> {
   // The columns are checked by WorkTable's types; kysely cannot follow a table chosen at run time.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -51,6 +53,7 @@ export async function claimDue<T extends keyof Tables>(
     .where(work.stateColumn ?? 'status', 'in', work.open)
     .where(dueAt, '<=', now)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .$if(inHand.length > 0, (q) => q.where(key, 'not in', inHand))
     .orderBy(dueAt)
     .limit(limit);
   const rows = await db

@@ -29,8 +29,9 @@ export function claimDueTransactions(
   leaseMs: number,
   limit: number,
   owner?: string,
+  inHand: readonly string[] = [],
 ): Promise<TransactionRow[]> {
-  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit, owner);
+  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit, owner, inHand);
 }
 
 /**

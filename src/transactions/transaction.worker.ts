@@ -147,11 +147,12 @@ export class TransactionWorker {
    * Works through everything due now. Returns how many rows it handled. At most BATCH rows are in
    * hand at once, and more are claimed as soon as half of them are done: the channel's throttle
    * always has the next calls waiting (a batch finished to its slowest call before the next was
-   * claimed left every rate limit's second a claim and a call's time short).
+   * claimed left every rate limit's second a claim and a call's time short). A row in hand is not
+   * claimed again here, even once its lease has run out: its step may still be reading or sending it.
    */
   async drain(): Promise<number> {
     let handled = 0;
-    const inHand = new Set<Promise<void>>();
+    const inHand = new Map<string, Promise<void>>();
     try {
       for (;;) {
         const room = BATCH - inHand.size;
@@ -161,7 +162,14 @@ export class TransactionWorker {
           await this.giveBackHeld();
           await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
           claim = LostClaims.start(this.now, this.options.leaseMs);
-          rows = await claimDueTransactions(this.database, claim.now, this.options.leaseMs, room, claim.owner);
+          rows = await claimDueTransactions(
+            this.database,
+            claim.now,
+            this.options.leaseMs,
+            room,
+            claim.owner,
+            [...inHand.keys()],
+          );
           this.storeDown.ok();
         } catch (err) {
           if (claim) this.lostClaims.failed(claim, err);
@@ -169,16 +177,17 @@ export class TransactionWorker {
           this.storeDown.failed(err, 'claiming due transactions failed');
           return handled;
         }
-        for (const row of rows) {
-          const step: Promise<void> = this.handle(row).finally(() => inHand.delete(step));
-          inHand.add(step);
-        }
+        for (const row of rows)
+          inHand.set(
+            row.payment_id,
+            this.handle(row).finally(() => inHand.delete(row.payment_id)),
+          );
         handled += rows.length;
         if (rows.length < room || this.stopped) break;
-        while (inHand.size > BATCH / 2) await Promise.race(inHand);
+        while (inHand.size > BATCH / 2) await Promise.race(inHand.values());
       }
     } finally {
-      await Promise.all(inHand);
+      await Promise.all(inHand.values());
     }
     // Stored notifications wait only after a failure or a crash: looked for once a poll interval, not
     // on every wake-up (a busy gateway wakes the worker for every payout it creates).
@@ -280,6 +289,11 @@ export class TransactionWorker {
             lease: row.lease_until,
             nextActionAt: failure ? nextActionAt : null,
           });
+        else
+          this.options.logger.error(
+            { ...log, err: again },
+            'rescheduling a transaction failed; it is taken up again when its lease runs out',
+          );
       });
     }
   }
