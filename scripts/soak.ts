@@ -20,9 +20,13 @@ if (files.length === 0) {
   console.log('npm run soak: no test files in test/soak/');
   process.exit(0);
 }
+const args = process.argv.slice(2);
+// Files named on the command line run alone (`npm run soak -- test/soak/money.soak.test.ts`); other arguments go to node.
+const named = args.filter((a) => a.endsWith('.test.ts'));
+const options = args.filter((a) => !a.endsWith('.test.ts'));
 const run = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-timeout=1800000', ...process.argv.slice(2), ...files],
+  ['--import', 'tsx', '--test', '--test-timeout=1800000', ...options, ...(named.length ? named : files)],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(run.status ?? 1);

@@ -2,7 +2,7 @@
  * `npm test`: every test file, run by node's test runner several files at a time. Most files spend
  * their time waiting (on Chromium, a child process, a callback), so three at once keep two cores
  * busy. The files that take longest start first, so that none of them is left running alone at the
- * end. Arguments are passed on to `node --test` (`npm test -- --test-concurrency=1` runs one file at
+ * end. Files named as arguments run alone; other arguments are passed on to `node --test` (`npm test -- --test-concurrency=1` runs one file at
  * a time; `npm test -- --test-name-pattern=refund` runs some tests).
  */
 import { spawnSync } from 'node:child_process';
@@ -37,6 +37,10 @@ const examples = readdirSync(path.join(root, 'examples'), { withFileTypes: true 
 const all = [...testFiles('test'), ...testFiles('client/test'), ...examples];
 const files = [...FIRST.filter((f) => all.includes(f)), ...all.filter((f) => !FIRST.includes(f))];
 
+const args = process.argv.slice(2);
+// Files named on the command line run alone (`npm test -- test/payouts.test.ts`); other arguments go to node.
+const named = args.filter((a) => a.endsWith('.test.ts'));
+const options = args.filter((a) => !a.endsWith('.test.ts'));
 const run = spawnSync(
   process.execPath,
   [
@@ -45,8 +49,8 @@ const run = spawnSync(
     '--test',
     '--test-concurrency=3',
     '--test-timeout=600000',
-    ...process.argv.slice(2),
-    ...files,
+    ...options,
+    ...(named.length ? named : files),
   ],
   { cwd: root, stdio: 'inherit' },
 );
