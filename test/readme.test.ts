@@ -273,7 +273,13 @@ describe('the README, followed as written', () => {
     assert.equal(made.status, 0, made.stderr);
     sameLines(made.stdout, shownLines(create), 'merchant create');
 
-    // After the walk-through above: 500.00 paid in, 200.00 paid out and 120.50 refunded, both settled.
+    // After the walk-through above: 500.00 paid in, 200.00 paid out and 120.50 refunded, both settled
+    // (each SANDBOX_PAYOUT_SETTLE_MS after it was made, which a busy machine can stretch).
+    const settledBy = Date.now() + 15_000;
+    while ((await gw.paygate.services.wallets.balance(gw.merchant.merchant_id, 'INR')).held !== 0) {
+      assert.ok(Date.now() < settledBy, 'the payout and the refund settle');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const row = /\| `paygate wallet show[^|]*\|\s*`([^`]+)`/.exec(README)?.[1];
     assert.ok(row, 'the README shows what wallet show prints');
     const shown = await cliAsync(['wallet', 'show', '--merchant', gw.merchant.merchant_id], env);
