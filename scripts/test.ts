@@ -2,8 +2,9 @@
  * `npm test`: every test file, run by node's test runner several files at a time. Most files spend
  * their time waiting (on Chromium, a child process, a callback), so three at once keep two cores
  * busy. The files that take longest start first, so that none of them is left running alone at the
- * end. Files named as arguments run alone; other arguments are passed on to `node --test` (`npm test -- --test-concurrency=1` runs one file at
- * a time; `npm test -- --test-name-pattern=refund` runs some tests).
+ * end. Files named as arguments run alone; other arguments are passed on to `node --test`
+ * (`npm test -- --test-concurrency=1` runs one file at a time; `npm test -- --test-name-pattern=refund`
+ * runs some tests).
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';

@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { errorKindOf } from '../callbacks/callback.sender.ts';
-import { ChannelFailure } from './channel.ts';
+import { CLAIM_EXPIRED, ChannelFailure } from './channel.ts';
 import { retryAfterMs, type Throttle } from './throttle.ts';
 
 /** Told after each request: its channel, its operation, how it ended and how long it took. */
@@ -67,7 +67,7 @@ export class ChannelHttp {
       throw new ChannelFailure(
         'unavailable',
         this.channel,
-        'claim_expired',
+        CLAIM_EXPIRED,
         `${this.channel} ${req.operation}: not sent, the claim ran out`,
       );
     const started = performance.now();

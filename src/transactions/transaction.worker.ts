@@ -152,7 +152,8 @@ export class TransactionWorker {
    */
   async drain(): Promise<number> {
     let handled = 0;
-    const inHand = new Map<string, Promise<void>>();
+    /** The rows whose steps are running, and each one's lease. */
+    const inHand = new Map<string, { step: Promise<void>; leaseUntil: number | null }>();
     try {
       for (;;) {
         const room = BATCH - inHand.size;
@@ -168,7 +169,8 @@ export class TransactionWorker {
             this.options.leaseMs,
             room,
             claim.owner,
-            [...inHand.keys()],
+            // A row whose lease still runs is not due; one whose lease ran out during its step is.
+            [...inHand].filter(([, r]) => (r.leaseUntil ?? 0) < claim!.now).map(([id]) => id),
           );
           this.storeDown.ok();
         } catch (err) {
@@ -178,16 +180,16 @@ export class TransactionWorker {
           return handled;
         }
         for (const row of rows)
-          inHand.set(
-            row.payment_id,
-            this.handle(row).finally(() => inHand.delete(row.payment_id)),
-          );
+          inHand.set(row.payment_id, {
+            step: this.handle(row).finally(() => inHand.delete(row.payment_id)),
+            leaseUntil: row.lease_until,
+          });
         handled += rows.length;
         if (rows.length < room || this.stopped) break;
-        while (inHand.size > BATCH / 2) await Promise.race(inHand.values());
+        while (inHand.size > BATCH / 2) await Promise.race([...inHand.values()].map((r) => r.step));
       }
     } finally {
-      await Promise.all(inHand.values());
+      await Promise.all([...inHand.values()].map((r) => r.step));
     }
     // Stored notifications wait only after a failure or a crash: looked for once a poll interval, not
     // on every wake-up (a busy gateway wakes the worker for every payout it creates).
@@ -264,14 +266,7 @@ export class TransactionWorker {
       };
       if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
       else this.storeDown.failed(err, 'transaction worker step failed', log);
-      // Not sent because this process's own queue for the channel outlasted the claim: nothing is
-      // wrong with the channel or the row, so it waits for the queue, not for a failure's backoff.
-      const queued = failure?.code === 'claim_expired';
-      const nextActionAt =
-        this.now +
-        (queued
-          ? Math.max(this.options.pollMs, 1000)
-          : retryDelay(row, failure !== null, this.now, this.options.pollMs));
+      const nextActionAt = this.now + retryDelay(row, failure, this.now, this.options.pollMs);
       const pending = row.kind !== 'payin' && row.status === 'PENDING';
       await (
         pending

@@ -1,4 +1,5 @@
 /** Small parts of the transaction worker: the logger it needs, its lease, its back-off after a failed step. */
+import { CLAIM_EXPIRED, type ChannelFailure } from '../channels/channel.ts';
 import type { TransactionRow } from './transactions.repository.ts';
 
 export interface WorkerLogger {
@@ -13,17 +14,19 @@ export function workerLeaseMs(channelTimeoutMs: number): number {
 }
 
 /**
- * A payout's submission backs off with its age (half of it, 1 s to 5 min, whether or not its
+ * A call the throttle did not send within its claim waits a poll interval (at least a second): the
+ * queue, not the channel, held it. A payout's submission backs off with its age (half of it, 1 s to 5 min, whether or not its
  * attempts were counted); a refund's with its attempts; a pay-in past its expiry as long as it has
  * been expired (1 s to 5 min); anything else at the next poll.
  */
 export function retryDelay(
   row: Pick<TransactionRow, 'kind' | 'status' | 'created_at' | 'submit_attempts' | 'expires_at'>,
-  channelFailed: boolean,
+  failure: Pick<ChannelFailure, 'code'> | null,
   now: number,
   pollMs: number,
 ): number {
-  if (!channelFailed) return pollMs;
+  if (!failure) return pollMs;
+  if (failure.code === CLAIM_EXPIRED) return Math.max(pollMs, 1000);
   if (row.kind === 'payout' && row.status === 'PENDING')
     return Math.min(Math.max(Math.ceil((now - row.created_at) / 2), 1000), 300_000);
   if (row.kind === 'refund' && row.status === 'PENDING')
