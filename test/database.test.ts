@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database } from '../src/db/database.ts';
+import { sql } from 'kysely';
+import { openDatabase, type Database } from '../src/db/database.ts';
 import type { TransactionTable } from '../src/db/schema.ts';
 import { SqliteReads } from '../src/db/sqlite-reads.ts';
 import { DATABASES } from './support/databases.ts';
@@ -203,6 +204,50 @@ describe('SqliteReads', () => {
       other.exec('rollback');
       other.close();
       raw.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('writeTransaction on SQLite', () => {
+  it('holds the write lock from its start, so that its write after a read is never refused', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-immediate-'));
+    const file = path.join(dir, 'write.db');
+    const database = openDatabase(`sqlite:${file}`);
+    await sql`create table t (id integer primary key, v integer)`.execute(database.db);
+    await sql`insert into t values (1, 0)`.execute(database.db);
+    // Another process's connection, which commits a write between the transaction's read and its write.
+    const other = new BetterSqlite3(file);
+    other.pragma('busy_timeout = 50');
+    const otherWrite = () => other.prepare('update t set v = v + 1 where id = 1').run();
+    const readThenWrite = async (tx: typeof database.db) => {
+      await sql`select v from t where id = 1`.execute(tx);
+      otherWrite();
+      await sql`update t set v = v + 10 where id = 1`.execute(tx);
+    };
+    try {
+      // A transaction begun deferred reads a snapshot, and its write is refused without waiting.
+      await assert.rejects(database.db.transaction().execute(readThenWrite), {
+        code: 'SQLITE_BUSY_SNAPSHOT',
+      });
+      await assert.rejects(
+        database.writeTransaction().execute(async (tx) => {
+          await sql`select v from t where id = 1`.execute(tx);
+          // The other connection cannot write while the transaction is open (it gives up after its busy timeout)...
+          assert.throws(otherWrite, { code: 'SQLITE_BUSY' });
+          // ...and the transaction's own write goes through.
+          await sql`update t set v = v + 10 where id = 1`.execute(tx);
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      await database.writeTransaction().execute(async (tx) => {
+        await sql`update t set v = v + 100 where id = 1`.execute(tx);
+      });
+      assert.deepEqual(other.prepare('select v from t where id = 1').get(), { v: 101 });
+    } finally {
+      other.close();
+      await database.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

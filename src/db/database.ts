@@ -16,7 +16,11 @@ import {
   PostgresDialect,
   SqliteDialect,
   sql,
+  type DatabaseConnection,
+  type Driver,
   type SelectQueryBuilder,
+  type TransactionBuilder,
+  type TransactionSettings,
 } from 'kysely';
 import type { Tables } from './schema.ts';
 import { migrationProvider } from './migration-provider.ts';
@@ -43,6 +47,13 @@ export interface Database {
    * for that transaction.
    */
   readStatus: StatusReader;
+  /**
+   * A transaction that reads rows before it writes what they decide. On SQLite it takes the write
+   * lock at its start (BEGIN IMMEDIATE, waiting as any write does): a deferred transaction that read
+   * first would be refused at its first write, without waiting, had another process committed in
+   * between (SQLITE_BUSY_SNAPSHOT). On PostgreSQL an ordinary transaction: its reads take row locks.
+   */
+  writeTransaction(): TransactionBuilder<Tables>;
   /**
    * The rows `query` selects, locked for the caller's transaction on PostgreSQL: `wait` for rows
    * to be updated (other writers wait), `skip-locked` for claiming work (rows another process
@@ -168,6 +179,23 @@ function cachingSqlite(file: string, health: ConnectionLog): BetterSqlite3.Datab
   return raw;
 }
 
+/**
+ * SQLite's dialect, with `writeTransaction`'s BEGIN IMMEDIATE. SQLite runs every transaction
+ * serializable whatever it is asked for; the one level it is told, `serializable`, is the sign for
+ * a transaction that must hold the write lock from its start. Every other begins deferred, as
+ * kysely's does (the read-only snapshots of the ledger and the console among them).
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection: DatabaseConnection, settings: TransactionSettings) => {
+      const begin = settings.isolationLevel === 'serializable' ? 'begin immediate' : 'begin';
+      await connection.executeQuery(CompiledQuery.raw(begin));
+    };
+    return driver;
+  }
+}
+
 /** A DATABASE_URL without its credentials and options: `postgres://host:port/name`, or the SQLite file. */
 export function databaseLabel(url: string): string {
   const file = sqlitePath(url);
@@ -195,7 +223,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     } catch (err) {
       throw new DatabaseSetupError({ label }, err);
     }
-    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
+    const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database: raw }) });
     const reads = new SqliteReads(raw, (text, parameters) => queuedFirstRow(db, text, parameters));
     return {
       kind: 'sqlite',
@@ -203,6 +231,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
       url,
       label,
       readStatus: sqliteStatusReader(db, reads),
+      writeTransaction: () => db.transaction().setIsolationLevel('serializable'),
       lockRows: (query) => query,
       async advisoryLock() {},
       async ping() {
@@ -246,6 +275,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     url,
     label,
     readStatus: postgresStatusReader(db),
+    writeTransaction: () => db.transaction(),
     lockRows: (query, mode) => (mode === 'skip-locked' ? query.forUpdate().skipLocked() : query.forUpdate()),
     async advisoryLock(tx, key) {
       await sql`select pg_advisory_xact_lock(${key})`.execute(tx);

@@ -13,6 +13,7 @@ import { reconciliation } from './reconciliation.migration.ts';
 import { consoleUsers } from './console-users.migration.ts';
 import { exceptions } from './exceptions.migration.ts';
 import { liveRefunds } from './live-refunds.migration.ts';
+import { refundIndex } from './refund-index.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -27,6 +28,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0012_reconciliation': reconciliation(kind),
         '0013_live_refunds': liveRefunds(),
         '0014_exceptions': exceptions(),
+        '0015_refund_index': refundIndex(),
       };
     },
   };

@@ -1,13 +1,17 @@
 /**
  * Writes the refunds that arrive together in one database transaction, as the payout batch writer
- * writes payouts: the records first (which on SQLite takes the database's write lock), then the
- * refunded pay-ins under lock and what they have refunded so far, then the wallets under lock, and
- * each refund accepted in arrival order only while both its pay-in's refundable amount and its
- * wallet's available balance cover it. Locks are taken pay-ins first, wallets second, each in key
- * order, as every other writer of these rows takes them, so no two batches deadlock.
+ * writes payouts. The refunded pay-ins are read first, under lock, and each request makes its
+ * refund from its pay-in as read there (or is refused for it: not found, not SUCCESS); then the
+ * records (which take the merchants' refund numbers), what each pay-in has refunded so far, the
+ * wallets under lock, and each refund accepted in arrival order only while both its pay-in's
+ * refundable amount and its wallet's available balance cover it. Locks are taken pay-ins first,
+ * wallets second, each in key order, as every other writer of these rows takes them, so no two
+ * batches deadlock. Reading the pay-in here rather than before the request joins a batch keeps a
+ * refund to one step, so that a batch gathers every request that arrived meanwhile.
  */
 import type { Database } from '../db/database.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
+import type { AppError } from '../errors.ts';
 import {
   deleteTransactions,
   insertTransactions,
@@ -15,16 +19,28 @@ import {
 } from '../transactions/transactions.repository.ts';
 import { holdForRefunds, type Hold } from '../wallet/wallet.service.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
-import { lockPayins, refundedSums } from './refunds.repository.ts';
+import { lockPayins, refundedSums, type RefundedPayin } from './refunds.repository.ts';
 
-/** A refund ready to be written: its row (`refund_of` names its pay-in), and the wallet it draws on. */
-export interface PendingRefund {
+/** A refund made from its pay-in: its row (`refund_of` names the pay-in), and the wallet it draws on. */
+export interface MadeRefund {
   row: TransactionRow & { refund_of: string };
   hold: Hold;
 }
 
+/** A refund request ready to be written once its pay-in is read. */
+export interface PendingRefund {
+  merchantId: string;
+  refundNo: string;
+  /** The pay-in it names. */
+  payinId: string;
+  /** The refund made from that pay-in as read under lock (undefined when there is none), or why it cannot be. */
+  make(payin: RefundedPayin | undefined): MadeRefund | { refusal: AppError };
+}
+
 export type RefundWritten =
   | { outcome: 'created' }
+  /** The pay-in cannot be refunded by this request (`make`'s refusal). */
+  | { outcome: 'refused'; refusal: AppError }
   /** The merchant already used the refund number: a replay or a conflict. */
   | { outcome: 'refund_no_taken' }
   /** An earlier refund of the same batch has the same refund number: write it after that one. */
@@ -52,56 +68,67 @@ export class RefundBatchWriter {
   }
 
   private async write(batch: PendingRefund[]): Promise<RefundWritten[]> {
-    return this.database.db.transaction().execute(async (tx) => {
+    return this.database.writeTransaction().execute(async (tx) => {
       const at = this.now();
       const results = new Map<PendingRefund, RefundWritten>();
       const firstOf = new Map<string, PendingRefund>();
       const repeats = new Map<PendingRefund, PendingRefund>();
       for (const r of batch) {
-        const refundNo = `${r.row.merchant_id}\u0000${r.row.merchant_order_no}`;
+        const refundNo = `${r.merchantId}\u0000${r.refundNo}`;
         const earlier = firstOf.get(refundNo);
         if (earlier) repeats.set(r, earlier);
         else firstOf.set(refundNo, r);
       }
       const first = [...firstOf.values()];
+      const payins = await lockPayins(
+        tx,
+        this.database,
+        first.map((r) => r.payinId),
+      );
+      const made = new Map<PendingRefund, MadeRefund>();
+      for (const r of first) {
+        const m = r.make(payins.get(r.payinId));
+        if ('refusal' in m) results.set(r, { outcome: 'refused', refusal: m.refusal });
+        else made.set(r, m);
+      }
       const fresh = await insertTransactions(
         tx,
-        first.map((r) => r.row),
+        [...made.values()].map((m) => m.row),
       );
-      const written: PendingRefund[] = [];
-      for (const r of first) {
-        if (fresh.has(r.row.payment_id)) written.push(r);
+      const written: MadeRefund[] = [];
+      for (const [r, m] of made) {
+        if (fresh.has(m.row.payment_id)) written.push(m);
         else results.set(r, { outcome: 'refund_no_taken' });
       }
-      const payinIds = written.map((r) => r.row.refund_of);
-      const amounts = await lockPayins(tx, this.database, payinIds);
+      const payinIds = written.map((m) => m.row.refund_of);
       // The sums include this batch's own new rows (PENDING): they are taken out again, and the
       // batch's refunds are counted one by one below.
       const refunded = await refundedSums(tx, payinIds);
-      for (const r of written)
-        refunded.set(r.row.refund_of, (refunded.get(r.row.refund_of) ?? 0) - r.row.amount);
+      for (const m of written)
+        refunded.set(m.row.refund_of, (refunded.get(m.row.refund_of) ?? 0) - m.row.amount);
       const balances = await lockAvailable(
         tx,
         this.database,
-        written.map((r) => r.hold),
+        written.map((m) => m.hold),
       );
       const accepted: Hold[] = [];
       const refused: string[] = [];
-      for (const r of written) {
-        const payin = r.row.refund_of;
-        const refundable = (amounts.get(payin) ?? 0) - (refunded.get(payin) ?? 0);
-        const wallet = walletKey(r.hold);
+      for (const [r, m] of made) {
+        if (results.has(r)) continue;
+        const payin = m.row.refund_of;
+        const refundable = (payins.get(payin)?.amount ?? 0) - (refunded.get(payin) ?? 0);
+        const wallet = walletKey(m.hold);
         const available = balances.get(wallet) ?? 0;
-        if (r.row.amount > refundable) {
-          refused.push(r.row.payment_id);
+        if (m.row.amount > refundable) {
+          refused.push(m.row.payment_id);
           results.set(r, { outcome: 'exceeds', refundable: Math.max(refundable, 0) });
-        } else if (r.hold.amount > available) {
-          refused.push(r.row.payment_id);
+        } else if (m.hold.amount > available) {
+          refused.push(m.row.payment_id);
           results.set(r, { outcome: 'insufficient', available });
         } else {
-          refunded.set(payin, (refunded.get(payin) ?? 0) + r.row.amount);
-          balances.set(wallet, available - r.hold.amount);
-          accepted.push(r.hold);
+          refunded.set(payin, (refunded.get(payin) ?? 0) + m.row.amount);
+          balances.set(wallet, available - m.hold.amount);
+          accepted.push(m.hold);
           results.set(r, { outcome: 'created' });
         }
       }

@@ -24,14 +24,13 @@ import {
 } from '../transactions/transactions.repository.ts';
 import { findMerchant } from '../merchants/merchants.repository.ts';
 import { base62 } from '../ids.ts';
-import { transactionReader } from '../transactions/transaction-reader.ts';
-import { RefundBatchWriter } from './refund-batch.writer.ts';
+import { RefundBatchWriter, type MadeRefund } from './refund-batch.writer.ts';
+import type { RefundedPayin } from './refunds.repository.ts';
 import type { RefundRequest, RefundResponse, RefundStatusResponse } from './refunds.schemas.ts';
 import { toRefundStatus } from './refund-status.ts';
 
 export class RefundService {
   private readonly writer: RefundBatchWriter;
-  private readonly readPayin: (paymentId: string) => Promise<TransactionRow | undefined>;
   private readonly now: () => number;
   /** Told after each committed refund, so the worker submits it at once. */
   onCreated: () => void = () => {};
@@ -44,9 +43,6 @@ export class RefundService {
   ) {
     this.now = now ?? Date.now;
     this.writer = new RefundBatchWriter(database, this.now);
-    // What it reads only decides the request's refusals and copies the customer onto the refund:
-    // the amounts are checked again under lock in the batch (`refund-batch.writer.ts`).
-    this.readPayin = transactionReader(database.db);
   }
 
   async create(principal: Principal, req: RefundRequest): Promise<Created<RefundResponse>> {
@@ -61,75 +57,82 @@ export class RefundService {
       reason,
       callback_url: callbackUrl,
     });
-    const payin = await this.readPayin(req.payment_id);
-    const refusal = this.refusal(principal, payin, currency, amount);
-    if (refusal || !payin) {
-      // The refund number first: a repeat is answered as the first request was, and a used number
-      // is a conflict, whatever has happened to the pay-in since (checked only on this path: on
-      // the way to a new refund the insert itself finds a used number).
-      const replay = await this.replay(principal, req.merchant_refund_no, hash);
-      if (replay) return replay;
-      throw refusal!;
-    }
     const refundId = newPaymentId();
     const response: RefundResponse = {
       success: true,
       refund_id: refundId,
-      payment_id: payin.payment_id,
+      payment_id: req.payment_id,
       merchant_refund_no: req.merchant_refund_no,
       amount: toRupees(amount),
       currency,
       status: 'PENDING',
       message: 'Refund initiated',
     };
-    const at = this.now();
-    const row: TransactionRow & { refund_of: string } = {
-      payment_id: refundId,
-      merchant_id: principal.merchantId,
-      kind: 'refund',
-      flow: 'refund',
-      merchant_order_no: req.merchant_refund_no,
-      amount,
-      currency,
-      status: 'PENDING',
-      utr: '',
-      channel_txn_id: '',
-      channel: payin.channel,
-      user_name: payin.user_name,
-      user_phone: payin.user_phone,
-      user_email: payin.user_email,
-      // The refund's own URL, else the pay-in's (which was the merchant's default when it had none).
-      callback_url: normalUrl(callbackUrl) ?? payin.callback_url ?? principal.callbackUrl,
-      redirect_url: null,
-      receiver_name: null,
-      receiver_account_no: null,
-      receiver_ifsc: null,
-      request_hash: hash,
-      response_json: JSON.stringify(response),
-      expires_at: null,
-      next_action_at: at,
-      lease_until: null,
-      created_at: at,
-      updated_at: at,
-      finalized_at: null,
-      upi_intent: null,
-      submit_attempts: 0,
-      reversed_at: null,
-      refund_of: payin.payment_id,
-      reason,
-      not_found_at: null,
-      // The provider's payment the refund returns: the refund carries what its channel needs.
-      channel_payment_id: payin.channel_payment_id,
-      channel_payment_txn_id: payin.channel_payment_txn_id,
-      failure_reason: null,
+    const make = (payin: RefundedPayin | undefined): MadeRefund | { refusal: AppError } => {
+      const refusal = this.refusal(principal, payin, currency, amount);
+      if (refusal || !payin) return { refusal: refusal! };
+      const at = this.now();
+      return {
+        row: {
+          payment_id: refundId,
+          merchant_id: principal.merchantId,
+          kind: 'refund',
+          flow: 'refund',
+          merchant_order_no: req.merchant_refund_no,
+          amount,
+          currency,
+          status: 'PENDING',
+          utr: '',
+          channel_txn_id: '',
+          channel: payin.channel,
+          user_name: payin.user_name,
+          user_phone: payin.user_phone,
+          user_email: payin.user_email,
+          // The refund's own URL, else the pay-in's (which was the merchant's default when it had none).
+          callback_url: normalUrl(callbackUrl) ?? payin.callback_url ?? principal.callbackUrl,
+          redirect_url: null,
+          receiver_name: null,
+          receiver_account_no: null,
+          receiver_ifsc: null,
+          request_hash: hash,
+          response_json: JSON.stringify(response),
+          expires_at: null,
+          next_action_at: at,
+          lease_until: null,
+          created_at: at,
+          updated_at: at,
+          finalized_at: null,
+          upi_intent: null,
+          submit_attempts: 0,
+          reversed_at: null,
+          refund_of: payin.payment_id,
+          reason,
+          not_found_at: null,
+          // The provider's payment the refund returns: the refund carries what its channel needs.
+          channel_payment_id: payin.channel_payment_id,
+          channel_payment_txn_id: payin.channel_payment_txn_id,
+          failure_reason: null,
+        },
+        hold: { merchantId: principal.merchantId, currency, amount, paymentId: refundId },
+      };
     };
     const pending = {
-      row,
-      hold: { merchantId: principal.merchantId, currency, amount, paymentId: refundId },
+      merchantId: principal.merchantId,
+      refundNo: req.merchant_refund_no,
+      payinId: req.payment_id,
+      make,
     };
     let written = await this.writer.submit(pending);
     while (written.outcome === 'retry') written = await this.writer.submit(pending);
     switch (written.outcome) {
+      case 'refused': {
+        // The refund number first: a repeat is answered as the first request was, and a used
+        // number is a conflict, whatever has happened to the pay-in since (on the way to a new
+        // refund the insert itself finds a used number).
+        const replay = await this.replay(principal, req.merchant_refund_no, hash);
+        if (replay) return replay;
+        throw written.refusal;
+      }
       case 'exceeds':
         throw new AppError('REFUND_EXCEEDS_PAYMENT', 'The refunds of this pay-in would exceed its amount', {
           refundable: toRupees(written.refundable),
@@ -154,7 +157,7 @@ export class RefundService {
   /** Why `payin` cannot be refunded by this request, or null when it can. */
   private refusal(
     principal: Principal,
-    payin: TransactionRow | undefined,
+    payin: RefundedPayin | undefined,
     currency: string,
     amount: number,
   ): AppError | null {
@@ -183,7 +186,7 @@ export class RefundService {
    * A live refund names the provider's payment it returns (a pay-in settled without it cannot be
    * refunded through the channel: 409) and keeps to the UPI rail's range, as a live pay-in does.
    */
-  private liveRefusal(payin: TransactionRow, amount: number): AppError | null {
+  private liveRefusal(payin: RefundedPayin, amount: number): AppError | null {
     if (!payin.channel_payment_id || !payin.channel_payment_txn_id)
       return new AppError(
         'PAYMENT_NOT_REFUNDABLE',

@@ -1,5 +1,5 @@
 /** SQL for pay-in and payout records (one table; `kind` keeps them apart). */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { insertRecords, jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
@@ -198,19 +198,23 @@ export async function findTransaction(
 
 const NAMED_COLUMNS = { named_payment_id: 'text' } as const;
 
+/**
+ * `(select named_payment_id from …)`: the payment_ids among `paymentIds` as one parameter, so that a
+ * statement's text is the same for one or a hundred; null when none of them is a payment_id.
+ */
+export function namedPaymentIds(db: Kysely<Tables>, paymentIds: string[]): RawBuilder<string> | null {
+  const named = [...new Set(paymentIds)]
+    .filter((id) => PAYMENT_ID.test(id))
+    .map((id) => ({ named_payment_id: id }));
+  if (named.length === 0) return null;
+  return sql<string>`(select named_payment_id from ${jsonRecords(db, named, NAMED_COLUMNS)} as n)`;
+}
+
 /** The transactions of several payment_ids, in one statement whatever their number. */
 export async function findTransactions(db: Kysely<Tables>, paymentIds: string[]): Promise<TransactionRow[]> {
-  const named = paymentIds.filter((id) => PAYMENT_ID.test(id)).map((id) => ({ named_payment_id: id }));
-  if (named.length === 0) return [];
-  return db
-    .selectFrom('transactions')
-    .selectAll()
-    .where(
-      'payment_id',
-      'in',
-      sql<string>`(select named_payment_id from ${jsonRecords(db, named, NAMED_COLUMNS)} as n)`,
-    )
-    .execute();
+  const named = namedPaymentIds(db, paymentIds);
+  if (!named) return [];
+  return db.selectFrom('transactions').selectAll().where('payment_id', 'in', named).execute();
 }
 
 /** The few columns a status query returns, for one merchant's transaction of one kind. */

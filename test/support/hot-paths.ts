@@ -162,7 +162,7 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findTransaction(on.db, v.paymentId),
   },
   {
-    name: 'refund: the pay-ins read, those of the requests (or worker steps) that arrive together',
+    name: "notification: the transactions a provider's notifications name, read together",
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => findTransactions(on.db, [v.paymentId, v.paymentId]),
   },
@@ -172,13 +172,13 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'refund', v.orderNo),
   },
   {
-    name: 'refund: pay-ins locked for the refundable check',
+    name: 'refund: pay-ins read under lock, those of the requests that arrive together',
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => lockPayins(on.db, on, [v.paymentId]),
   },
   {
     name: 'refund: what the pay-ins have refunded',
-    uses: [{ table: 'transactions', columns: ['refund_of', 'status'] }],
+    uses: [{ table: 'transactions', columns: ['refund_of'] }],
     issue: (on, v) => refundedSums(on.db, [v.paymentId]),
   },
   {
