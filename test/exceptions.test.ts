@@ -286,6 +286,48 @@ for (const kind of DATABASES) {
       assert.equal(await available(gw, merchant.merchant_id), 30_000);
     });
 
+    it('holds a refund paid after FAILED as owed by the merchant, once, and debits it', async () => {
+      const id = await payin(gw, 100, 'SUCCESS');
+      const res = await gw.post('/payments/refund', {
+        payment_id: id,
+        money: { amount: 10.13 },
+        merchant_refund_no: `rf-${process.pid}-${++n}`,
+      });
+      assert.equal(res.status, 200, res.text);
+      const refundId = res.body.refund_id as string;
+      await until(async () => (await txn(gw, refundId)).status === 'FAILED', 'the refund to fail');
+      const before = await available(gw);
+      const paid = {
+        channelTxnId: 'x',
+        outcome: { status: 'SUCCESS' as const, utr: '666666666666', channelTxnId: 'x' },
+      };
+      await gw.paygate.services.outcomes.refund(await txn(gw, refundId), paid, 'test');
+      const e = await exceptionOf(gw, refundId);
+      assert.deepEqual(
+        [e.kind, e.holds, e.outstanding, e.merchant_id],
+        ['refund_after_failed', 'receivable', 1013, gw.merchant.merchant_id],
+      );
+      assert.equal((await txn(gw, refundId)).status, 'FAILED', 'a final status never changes');
+      assert.equal(await available(gw), before, 'no wallet moves until the operator debits');
+      await ledgerOk(gw);
+      // The same report again journals nothing more.
+      const journaled = await journals(gw);
+      await gw.paygate.services.outcomes.refund(await txn(gw, refundId), paid, 'test');
+      assert.equal(await journals(gw), journaled);
+      await exceptionOf(gw, refundId);
+      const debited = await resolve(gw, e.id, 'debit');
+      assert.ok(debited.changed);
+      assert.equal(await available(gw), before - 1013);
+      assert.deepEqual(
+        [
+          (await gw.paygate.services.exceptions.get(e.id))!.outstanding,
+          (await gw.paygate.services.exceptions.get(e.id))!.resolution,
+        ],
+        [0, 'debit'],
+      );
+      await ledgerOk(gw);
+    });
+
     it('returns what was debited when the bank sends a payout paid after FAILED back', async () => {
       const merchant = await gw.newMerchant();
       await gw.paygate.services.wallets.topUp(merchant.merchant_id, 'INR', 10_000);

@@ -13,7 +13,9 @@ export type ExceptionKind =
   /** A payout paid after Paygate recorded it FAILED: the merchant owes it back (`external:receivable`). */
   | 'payout_after_failed'
   | 'reversal_after_failed'
-  /** The channel reports FAILED for a payout recorded SUCCESS. */
+  /** A refund paid after Paygate recorded it FAILED: the merchant owes it back (`external:receivable`). */
+  | 'refund_after_failed'
+  /** The channel reports FAILED for a payout or refund recorded SUCCESS (or SUCCESS for a refund of suspense recorded FAILED). */
   | 'status_mismatch'
   /** The provider refused Paygate's own account (credentials, IP allow-list, 2FA): payouts wait. */
   | 'channel_account'

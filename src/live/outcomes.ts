@@ -183,7 +183,13 @@ export class ChannelOutcomes {
       .executeTakeFirst();
     if (!now) return;
     const id = txn.payment_id;
-    const money = { merchantId: now.merchant_id, currency: now.currency, amount: now.amount, paymentId: id };
+    const money = {
+      kind: 'payout' as const,
+      merchantId: now.merchant_id,
+      currency: now.currency,
+      amount: now.amount,
+      paymentId: id,
+    };
     if (now.status === 'SUCCESS') {
       if (state.reversed) {
         const reversed = await this.settlement.reverseIn(s.tx, id, source);
@@ -252,7 +258,9 @@ export class ChannelOutcomes {
   /**
    * A refund's state: its outcome settles it when it is not final yet. An amount that differs or
    * cannot be read changes nothing and is an exception (false: the caller polls it with backoff);
-   * an outcome that contradicts the final status recorded is an exception too.
+   * an outcome that contradicts the final status recorded is an exception too. A SUCCESS after
+   * FAILED (the hold went back to the merchant, but the customer was paid) is owed by the merchant,
+   * as a payout's is: `refund_after_failed`, journaled once to `external:receivable`.
    */
   refund(txn: TransactionRow, state: RefundState, source: string): Promise<boolean> {
     return this.within(async (s) => {
@@ -271,12 +279,37 @@ export class ChannelOutcomes {
         return false;
       }
       if (await this.settle(s, txn, outcome, source)) return true;
+      // Locked (on PostgreSQL), so that two reports of a SUCCESS after FAILED see each other.
       const now = await s.tx
-        .selectFrom('transactions')
-        .select('status')
+        .updateTable('transactions')
+        .set((eb) => ({ updated_at: eb.ref('updated_at') }))
         .where('payment_id', '=', txn.payment_id)
+        .returning(['status', 'merchant_id', 'currency', 'amount'])
         .executeTakeFirst();
-      if ((now?.status === 'SUCCESS' || now?.status === 'FAILED') && now.status !== outcome.status)
+      // A refund of money in suspense (no pay-in) has no merchant to owe it: a status_mismatch.
+      if (now?.status === 'FAILED' && outcome.status === 'SUCCESS' && txn.refund_of) {
+        const opened = await this.exception(
+          s,
+          txn,
+          'refund_after_failed',
+          txn.payment_id,
+          txn.amount,
+          `the channel paid the customer ${formatAmount(now.amount)} (utr ${outcome.utr || 'none'}) for a refund recorded FAILED, whose hold went back to the merchant`,
+          { holds: 'receivable' },
+        );
+        if (opened !== null)
+          await paidAfterFailed(
+            s.tx,
+            {
+              kind: 'refund',
+              merchantId: now.merchant_id,
+              currency: now.currency,
+              amount: now.amount,
+              paymentId: txn.payment_id,
+            },
+            this.now(),
+          );
+      } else if ((now?.status === 'SUCCESS' || now?.status === 'FAILED') && now.status !== outcome.status)
         await this.exception(
           s,
           txn,

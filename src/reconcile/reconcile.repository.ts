@@ -114,6 +114,7 @@ const KEPT_ASIDE = [
   'unknown_reference',
   'payout_after_failed',
   'reversal_after_failed',
+  'refund_after_failed',
   'status_mismatch',
 ];
 

@@ -267,14 +267,22 @@ export async function reversePayout(
 }
 
 /**
- * A payout Paygate recorded FAILED (its hold went back to available) that the provider paid after
- * all: the money left the provider account, and the merchant owes it back (`external:receivable`,
- * which an operator's `debit` clears). No wallet balance moves. With `back`, the same money came
- * back from the beneficiary's bank (a REVERSED after it): the debt is cancelled.
+ * A payout or refund Paygate recorded FAILED (its hold went back to available) that the provider
+ * paid after all: the money left the provider account, and the merchant owes it back
+ * (`external:receivable`, which an operator's `debit` clears). No wallet balance moves. With `back`,
+ * the same money came back from the beneficiary's bank (a payout's REVERSED after it): the debt is
+ * cancelled.
  */
 export async function paidAfterFailed(
   db: Db,
-  p: { merchantId: string; currency: string; amount: number; paymentId: string; back?: boolean },
+  p: {
+    kind: 'payout' | 'refund';
+    merchantId: string;
+    currency: string;
+    amount: number;
+    paymentId: string;
+    back?: boolean;
+  },
   at: number,
 ): Promise<void> {
   const sign = p.back ? -1 : 1;
@@ -282,12 +290,12 @@ export async function paidAfterFailed(
     db,
     {
       journalId: prefixedId('jnl'),
-      kind: p.back ? 'payout_receivable_reversal' : 'payout_receivable',
+      kind: p.back ? `${p.kind}_receivable_reversal` : `${p.kind}_receivable`,
       merchantId: p.merchantId,
       currency: p.currency,
       paymentId: p.paymentId,
       lines: [
-        { account: EXTERNAL.payouts, amount: sign * p.amount },
+        { account: p.kind === 'payout' ? EXTERNAL.payouts : EXTERNAL.refunds, amount: sign * p.amount },
         { account: EXTERNAL.receivable, amount: -sign * p.amount },
       ],
     },
