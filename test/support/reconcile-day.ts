@@ -240,3 +240,13 @@ function paymentOn(qr: FakeQr, amount: number, utr: string, at: number): FakePay
     txnTs: new Date(at).toISOString(),
   };
 }
+
+/** The reconcile_mismatch exceptions opened, as `provider reference`, sorted. */
+export async function reconcileExceptions(database: Database): Promise<string[]> {
+  const rows = await database.db
+    .selectFrom('channel_exceptions')
+    .select(['provider', 'reference'])
+    .where('kind', '=', 'reconcile_mismatch')
+    .execute();
+  return rows.map((r) => `${r.provider} ${r.reference}`).sort();
+}
