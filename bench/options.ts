@@ -30,6 +30,8 @@ export interface BenchOptions {
   runs: number;
   /** Pay-ins in the table that payin_status reads. */
   statusRows: number;
+  /** SUCCESS-mostly pay-ins the refund scenario refunds, picked at random. */
+  refundRows: number;
   /** Rows loaded by the growth scenario. */
   growthRows: number;
   /** Transactions of the merchant the dashboard scenario signs in as. */
@@ -60,6 +62,7 @@ Options:
   --runs N             repeat each measurement N times and report medians (default 1)
   --json               print the results as JSON instead of the table
   --status-rows N      pay-ins in the table that payin_status reads (default 10000)
+  --refund-rows N      pay-ins the refund scenario refunds at random (default 200000: a refund or two each)
   --growth-rows N      rows loaded by the growth scenario (default 1000000)
   --dashboard-rows N   transactions loaded by the dashboard scenario (default 1000000)
   --replay-rows N      pay-ins of one merchant loaded by the replays scenario (default 200000)
@@ -120,6 +123,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       runs: { type: 'string' },
       json: { type: 'boolean' },
       'status-rows': { type: 'string' },
+      'refund-rows': { type: 'string' },
       'growth-rows': { type: 'string' },
       'dashboard-rows': { type: 'string' },
       'replay-rows': { type: 'string' },
@@ -154,6 +158,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     json: values.json ?? false,
     runs: positiveInt('runs', values.runs, 1),
     statusRows: positiveInt('status-rows', values['status-rows'], 10_000),
+    refundRows: positiveInt('refund-rows', values['refund-rows'], 200_000),
     growthRows: positiveInt('growth-rows', values['growth-rows'], 1_000_000),
     dashboardRows: positiveInt('dashboard-rows', values['dashboard-rows'], 1_000_000),
     replayRows: positiveInt('replay-rows', values['replay-rows'], 200_000),

@@ -35,13 +35,15 @@ export function payoutBody(prefix: string): string {
 }
 
 /**
- * A refund of 1.00 of a random SUCCESS pay-in among the `rows` bulk-loaded ones (`fillPayins` makes
- * numbers ending in 1 to 7 SUCCESS), so that a pay-in has a refund or two, as in a real shop.
+ * A refund of 1.00 of a random SUCCESS pay-in among the `rows` bulk-loaded ones of `fillPayins`'s
+ * prefix "rfnd" (numbers ending in 1 to 7 are SUCCESS). With enough rows (`--refund-rows`) a pay-in
+ * gets a refund or two over a bench run, as in a real shop; with few, every pay-in gathers many and
+ * each refund adds up more of them.
  */
 export function refundBody(prefix: string, rows: number): string {
   const i = 10 * Math.floor(Math.random() * Math.floor(rows / 10)) + 1 + Math.floor(Math.random() * 7);
   return JSON.stringify({
-    payment_id: filledPaymentId(i),
+    payment_id: filledPaymentId(i, 'rfnd'),
     money: { amount: 1, currency: 'INR' },
     merchant_refund_no: nextOrderNo(prefix),
   });

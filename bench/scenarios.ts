@@ -52,15 +52,17 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
   let baseline: Server | null = null;
   try {
     progress.line(
-      `[${kind}] setting up: merchant and wallet through the CLI, ${opts.statusRows} pay-ins for payin_status`,
+      `[${kind}] setting up: merchant and wallet through the CLI, pay-ins for payin_status and refund`,
     );
     const merchant = createFundedMerchant(gwDb.url);
     await prepareBaselineDatabase(blDb.url, merchant.merchantId);
     const wants = (s: ScenarioName) => opts.scenarios.includes(s);
-    if (wants('payin_status') || wants('refund')) {
+    if (wants('payin_status')) {
       await fillPayins(gwDb.url, merchant.merchantId, 1, opts.statusRows);
       await fillPayins(blDb.url, merchant.merchantId, 1, opts.statusRows);
     }
+    if (wants('refund'))
+      await fillPayins(gwDb.url, merchant.merchantId, 1, opts.refundRows, { prefix: 'rfnd' });
     const engine = await engineVersion(gwDb.url);
     gateway = await startGateway(gwDb.url, GATEWAY_ENV, profileFlags(opts));
     baseline = await startBaseline(blDb.url, merchant.merchantId, profileFlags(opts, 'baseline'));
@@ -114,7 +116,7 @@ export async function runDefaultSet(opts: BenchOptions, progress: Progress): Pro
             name: 'refund',
             title: 'refund create vs payout create (baseline column), one hot wallet',
             target: 0.85,
-            gateway: () => freshPosts('/payments/refund', [key], () => refundBody('rf', opts.statusRows)),
+            gateway: () => freshPosts('/payments/refund', [key], () => refundBody('rf', opts.refundRows)),
             baseline: () => freshPosts('/payments/payout', [key], () => payoutBody('pr')),
           },
           gateway,
