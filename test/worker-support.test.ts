@@ -47,16 +47,17 @@ describe('notFoundWait', () => {
 
 describe('retryDelay', () => {
   const FIVE_HUNDRED = { code: 'http_500' };
+  /** A payout not yet taken by the channel. */
+  const row = {
+    kind: 'payout' as const,
+    status: 'PENDING' as const,
+    created_at: CREATED,
+    submit_attempts: 1,
+    expires_at: null,
+  };
   // next_action_at is a bigint column: PostgreSQL refuses 1500.5, and the row then waited out its
   // lease and the two-minute wait of a send that may still arrive.
   it('is a whole number of ms for a payout of any age', () => {
-    const row = {
-      kind: 'payout' as const,
-      status: 'PENDING' as const,
-      created_at: CREATED,
-      submit_attempts: 1,
-      expires_at: null,
-    };
     for (const age of [2001, 2999, 3001, 123_457]) {
       const delay = retryDelay(row, FIVE_HUNDRED, CREATED + age, GAP);
       assert.ok(Number.isInteger(delay), `${delay} after ${age} ms`);
@@ -66,13 +67,6 @@ describe('retryDelay', () => {
   });
 
   it('is a poll interval for a call the throttle did not send within its claim, whatever the age', () => {
-    const row = {
-      kind: 'payout' as const,
-      status: 'PENDING' as const,
-      created_at: CREATED,
-      submit_attempts: 1,
-      expires_at: null,
-    };
     assert.equal(retryDelay(row, { code: CLAIM_EXPIRED }, CREATED + 600_000, GAP), 1000);
     assert.equal(retryDelay(row, { code: CLAIM_EXPIRED }, CREATED + 600_000, 2500), 2500);
     assert.equal(retryDelay(row, FIVE_HUNDRED, CREATED + 600_000, GAP), 300_000);

@@ -128,6 +128,12 @@ export interface RefundRail {
 }
 
 /**
+ * The code of a call Paygate did not send because its own queue for the provider (the throttle)
+ * outlasted the caller's claim: nothing is wrong with the channel or the transaction.
+ */
+export const CLAIM_EXPIRED = 'claim_expired';
+
+/**
  * Why a channel call did not give an answer. `unavailable`: the channel did not take the request
  * (it could not be reached, 401 or 429): safe to send again later. `unknown`: it may have been
  * acted on (a timeout, a reset, a 5xx): for a payout, the channel is asked before anything is sent
@@ -135,12 +141,6 @@ export interface RefundRail {
  * its code. `account`: the channel refused Paygate's own account (credentials, IP allow-list, 2FA
  * signature, balance): it did not act, and no transaction is to blame; the operator must look.
  */
-/**
- * The code of a call Paygate did not send because its own queue for the provider (the throttle)
- * outlasted the caller's claim: nothing is wrong with the channel or the transaction.
- */
-export const CLAIM_EXPIRED = 'claim_expired';
-
 export class ChannelFailure extends Error {
   constructor(
     readonly kind: 'unavailable' | 'unknown' | 'rejected' | 'account',

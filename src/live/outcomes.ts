@@ -284,7 +284,7 @@ export class ChannelOutcomes {
         .updateTable('transactions')
         .set((eb) => ({ updated_at: eb.ref('updated_at') }))
         .where('payment_id', '=', txn.payment_id)
-        .returning(['status', 'merchant_id', 'currency', 'amount'])
+        .returning('status')
         .executeTakeFirst();
       // A refund of money in suspense (no pay-in) has no merchant to owe it: a status_mismatch.
       if (now?.status === 'FAILED' && outcome.status === 'SUCCESS' && txn.refund_of) {
@@ -294,7 +294,7 @@ export class ChannelOutcomes {
           'refund_after_failed',
           txn.payment_id,
           txn.amount,
-          `the channel paid the customer ${formatAmount(now.amount)} (utr ${outcome.utr || 'none'}) for a refund recorded FAILED, whose hold went back to the merchant`,
+          `the channel paid the customer ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'}) for a refund recorded FAILED, whose hold went back to the merchant`,
           { holds: 'receivable' },
         );
         if (opened !== null)
@@ -302,9 +302,9 @@ export class ChannelOutcomes {
             s.tx,
             {
               kind: 'refund',
-              merchantId: now.merchant_id,
-              currency: now.currency,
-              amount: now.amount,
+              merchantId: txn.merchant_id,
+              currency: txn.currency,
+              amount: txn.amount,
               paymentId: txn.payment_id,
             },
             this.now(),

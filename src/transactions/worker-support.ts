@@ -15,9 +15,9 @@ export function workerLeaseMs(channelTimeoutMs: number): number {
 
 /**
  * A call the throttle did not send within its claim waits a poll interval (at least a second): the
- * queue, not the channel, held it. A payout's submission backs off with its age (half of it, 1 s to 5 min, whether or not its
- * attempts were counted); a refund's with its attempts; a pay-in past its expiry as long as it has
- * been expired (1 s to 5 min); anything else at the next poll.
+ * queue, not the channel, held it. A payout's submission backs off with its age (half of it, 1 s to
+ * 5 min, whether or not its attempts were counted); a refund's with its attempts; a pay-in past its
+ * expiry as long as it has been expired (1 s to 5 min); anything else at the next poll.
  */
 export function retryDelay(
   row: Pick<TransactionRow, 'kind' | 'status' | 'created_at' | 'submit_attempts' | 'expires_at'>,
