@@ -17,6 +17,7 @@ import {
   claimDueTransactions,
   giveBackTransactions,
 } from '../src/transactions/transaction-claims.repository.ts';
+import { TransactionWorker } from '../src/transactions/transaction.worker.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Gateway } from './support/harness.ts';
 
@@ -98,6 +99,50 @@ for (const kind of DATABASES) {
       // Claimed again since: giving the lost claim back a second time touches nothing.
       await giveBackTransactions(g.database, lost);
       assert.equal(await claim(now + 3), undefined, 'the later claim keeps it');
+    });
+
+    it('sends a sandbox payout whose claim died with its process two reads after the lease, not two minutes', async () => {
+      const g = gw();
+      await g.paygate.services.wallets.topUp(g.merchant.merchant_id, 'INR', 100_000);
+      const created = await g.post('/payments/payout', {
+        money: { amount: 10 },
+        merchant_order_no: 'dead-claim',
+        receiver: { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+      });
+      assert.equal(created.status, 200, created.text);
+      const id = created.body.payment_id as string;
+      const row = () =>
+        g.database.db.selectFrom('transactions').selectAll().where('payment_id', '=', id).executeTakeFirstOrThrow();
+
+      // A process claimed it, may have sent it, and was killed: its claim is never given back.
+      const claimedAt = Date.now() + 1000;
+      await claimDueTransactions(g.database, claimedAt, LEASE_MS, 100, 'killed');
+      const leaseEnd = (await row()).lease_until!;
+      const sandbox = g.paygate.services.channel('sandbox')!;
+      const gap = sandbox.pollDelayMs('payout', 0);
+      let now = leaseEnd + 1;
+      const worker = new TransactionWorker(g.database, g.paygate.services.channel, g.paygate.services.settlement, {
+        pollMs: 100,
+        now: () => now,
+        logger: { error() {}, warn() {}, info() {} },
+        outcomes: g.paygate.services.outcomes,
+        notifications: g.paygate.services.notifications,
+        stuckAfterMs: 86_400_000,
+        leaseMs: LEASE_MS,
+      });
+
+      await worker.drain();
+      const read = await row();
+      assert.equal(read.status, 'PENDING', 'the sandbox does not know it: read, not sent');
+      assert.equal(read.not_found_at, now, 'the first read that counts is the one at the lease’s end');
+      assert.equal(read.next_action_at, now + gap);
+
+      now += gap;
+      await worker.drain();
+      const sent = await row();
+      assert.equal(sent.status, 'PROCESSING', 'a second read a poll later allows the send');
+      assert.match(sent.channel_txn_id ?? '', /^SBXP/);
+      assert.equal(sent.submit_attempts, 2);
     });
   });
 }

@@ -26,6 +26,7 @@ class RemoteChannel implements Channel {
   readonly name = 'remote-test';
   readonly live = false;
   readonly opensRemotely = true;
+  readonly inTransitMs = 0;
   readonly calls: { opening: PayinOpening; answer(i: PayinInstructions): void; fail(e: Error): void }[] = [];
   private waiters: (() => void)[] = [];
 

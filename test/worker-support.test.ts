@@ -1,11 +1,12 @@
 /**
  * When a PENDING payout that a read did not find may be sent again (`notFoundWait`): two not-found
- * reads CHANNEL_POLL_MS apart, both made IN_TRANSIT_MS after a send that got no answer.
+ * reads CHANNEL_POLL_MS apart, both made the channel's in-transit time after a send that got no answer.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CLAIM_EXPIRED } from '../src/channels/channel.ts';
-import { IN_TRANSIT_MS, notFoundWait, retryDelay } from '../src/transactions/worker-support.ts';
+import { IN_TRANSIT_MS } from '../src/channels/channel-http.ts';
+import { notFoundWait, retryDelay } from '../src/transactions/worker-support.ts';
 
 const GAP = 300;
 const CREATED = 1_000_000;
@@ -13,35 +14,35 @@ const CREATED = 1_000_000;
 describe('notFoundWait', () => {
   it('without an unanswered send, two not-found reads CHANNEL_POLL_MS apart allow a send', () => {
     const row = { created_at: CREATED, updated_at: CREATED, not_found_at: null };
-    assert.deepEqual(notFoundWait(row, CREATED + 5000, GAP), {
+    assert.deepEqual(notFoundWait(row, CREATED + 5000, GAP, IN_TRANSIT_MS), {
       at: CREATED + 5300,
       notFoundAt: CREATED + 5000,
     });
     const seen = { ...row, not_found_at: CREATED + 5000 };
-    assert.deepEqual(notFoundWait(seen, CREATED + 5299, GAP), {
+    assert.deepEqual(notFoundWait(seen, CREATED + 5299, GAP, IN_TRANSIT_MS), {
       at: CREATED + 5300,
       notFoundAt: CREATED + 5000,
     });
-    assert.equal(notFoundWait(seen, CREATED + 5300, GAP), null);
+    assert.equal(notFoundWait(seen, CREATED + 5300, GAP, IN_TRANSIT_MS), null);
   });
 
   it('reads before an unanswered send can no longer arrive do not count, and are spaced by a doubling backoff', () => {
     const sent = CREATED + 2000;
     const row = { created_at: CREATED, updated_at: sent, not_found_at: null };
-    assert.deepEqual(notFoundWait(row, sent + 1000, GAP), { at: sent + 2000, notFoundAt: null });
-    assert.deepEqual(notFoundWait(row, sent + 8000, GAP), { at: sent + 16_000, notFoundAt: null });
-    assert.deepEqual(notFoundWait(row, sent + 100_000, GAP), { at: sent + IN_TRANSIT_MS, notFoundAt: null });
+    assert.deepEqual(notFoundWait(row, sent + 1000, GAP, IN_TRANSIT_MS), { at: sent + 2000, notFoundAt: null });
+    assert.deepEqual(notFoundWait(row, sent + 8000, GAP, IN_TRANSIT_MS), { at: sent + 16_000, notFoundAt: null });
+    assert.deepEqual(notFoundWait(row, sent + 100_000, GAP, IN_TRANSIT_MS), { at: sent + IN_TRANSIT_MS, notFoundAt: null });
     // Once it has passed: the first read that counts, then a second CHANNEL_POLL_MS later.
     const first = sent + IN_TRANSIT_MS;
-    assert.deepEqual(notFoundWait(row, first, GAP), { at: first + GAP, notFoundAt: first });
-    assert.equal(notFoundWait({ ...row, not_found_at: first }, first + GAP, GAP), null);
+    assert.deepEqual(notFoundWait(row, first, GAP, IN_TRANSIT_MS), { at: first + GAP, notFoundAt: first });
+    assert.equal(notFoundWait({ ...row, not_found_at: first }, first + GAP, GAP, IN_TRANSIT_MS), null);
   });
 
   it('a not-found read from before the last unanswered send does not count', () => {
     const sent = CREATED + 10_000;
     const row = { created_at: CREATED, updated_at: sent, not_found_at: CREATED + 5000 };
     const now = sent + IN_TRANSIT_MS + 1000;
-    assert.deepEqual(notFoundWait(row, now, GAP), { at: now + GAP, notFoundAt: now });
+    assert.deepEqual(notFoundWait(row, now, GAP, IN_TRANSIT_MS), { at: now + GAP, notFoundAt: now });
   });
 });
 

@@ -16,7 +16,7 @@ import {
   type PayoutState,
   type PayoutSubmission,
 } from './channel.ts';
-import { ChannelHttp, failureOf, providerCode, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
+import { ChannelHttp, failureOf, IN_TRANSIT_MS, providerCode, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
 import { pollDelay } from './setu.channel.ts';
 import { Throttle } from './throttle.ts';
 
@@ -49,6 +49,7 @@ export class CashfreeChannel implements Channel {
   readonly name = 'cashfree';
   readonly live = true;
   readonly opensRemotely = true;
+  readonly inTransitMs = IN_TRANSIT_MS;
   readonly http: ChannelHttp;
 
   constructor(

@@ -32,6 +32,14 @@ export interface ChannelRequest {
   notAfter?: number;
 }
 
+/**
+ * How long a request that got no answer (a timeout, a broken connection) may still reach its
+ * channel after Paygate gave up on it: its connection can wait, established on Paygate's side, in
+ * the provider's accept queue while the provider's kernel retries the handshake (about a minute on
+ * Linux), or a proxy can hold it. The `inTransitMs` of the channels reached over HTTP.
+ */
+export const IN_TRANSIT_MS = 120_000;
+
 /** The most of an answer's body read; a provider's answers are a few KiB. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 

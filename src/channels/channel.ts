@@ -165,6 +165,11 @@ export interface Channel {
    * (the sandbox) answers at once, and the pay-in is recorded with that answer in one write.
    */
   readonly opensRemotely: boolean;
+  /**
+   * How long a send that got no answer may still reach the channel after Paygate gave up on it
+   * (ms). A payout or refund read as not found before this has passed is not sent again.
+   */
+  readonly inTransitMs: number;
   /** Opens a pay-in. Throws `ChannelFailure` when the channel did not open it. */
   openPayin(p: PayinOpening): Promise<PayinInstructions>;
   /** A pay-in's outcome when its payment came, or null while it has not (polling before expiry). */

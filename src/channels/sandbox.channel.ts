@@ -35,6 +35,8 @@ export class SandboxChannel implements Channel {
   readonly name = 'sandbox';
   readonly live = false;
   readonly opensRemotely = false;
+  /** In the process: a send it did not answer died with the process and can never arrive. */
+  readonly inTransitMs = 0;
   readonly refunds: RefundRail = {
     submitRefund: async () => ({ channelTxnId: `SBXR${base62(16)}`, outcome: null }),
     readRefund: async (r) => this.readRefund(r),

@@ -17,7 +17,7 @@ import {
   type VpaRegistration,
   type VpaRegistry,
 } from './channel.ts';
-import { ChannelHttp, failureOf, providerCode } from './channel-http.ts';
+import { ChannelHttp, failureOf, IN_TRANSIT_MS, providerCode } from './channel-http.ts';
 import { SetuRefunds, type SetuCall } from './setu-refunds.ts';
 import { Throttle } from './throttle.ts';
 
@@ -31,6 +31,7 @@ export class SetuChannel implements Channel, VpaRegistry {
   readonly name = 'setu';
   readonly live = true;
   readonly opensRemotely = true;
+  readonly inTransitMs = IN_TRANSIT_MS;
   readonly http: ChannelHttp;
   private token: { value: string; fetchedAt: number } | null = null;
   private login: Promise<string> | null = null;

@@ -31,6 +31,8 @@ export interface SendContext {
   now: () => number;
   /** CHANNEL_POLL_MS: how far apart the two reads that allow a second send must be. */
   readGap: number;
+  /** The channel's `inTransitMs`: how long after a send that got no answer a read that finds nothing says nothing. */
+  inTransitMs: number;
   /** The worker's lease (ms), of which the row's `lease_until` is the end. */
   leaseMs: number;
 }
@@ -52,7 +54,7 @@ export async function sendOnce<S>(
   if (sentBefore) {
     const known = await rail.read();
     if (known) return { state: known };
-    const wait = notFoundWait(row, c.now(), c.readGap);
+    const wait = notFoundWait(row, c.now(), c.readGap, c.inTransitMs);
     if (wait) {
       await reschedulePending(c.db, row.payment_id, wait.at, { unsent: true, notFoundAt: wait.notFoundAt });
       return null;

@@ -384,6 +384,7 @@ export class TransactionWorker {
       db: this.database.db,
       now: () => this.now,
       readGap: channel.pollDelayMs(kind, 0),
+      inTransitMs: channel.inTransitMs,
       leaseMs: this.options.leaseMs,
     };
   }

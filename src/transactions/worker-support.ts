@@ -37,26 +37,20 @@ export function retryDelay(
 }
 
 /**
- * How long a payout send that got no answer (a timeout, a broken connection) may still reach its
- * channel after Paygate gave up on it: its connection can wait, established on Paygate's side, in
- * the provider's accept queue while the provider's kernel retries the handshake (about a minute on
- * Linux), or a proxy can hold it. A read that finds no transfer before this has passed says nothing.
- */
-export const IN_TRANSIT_MS = 120_000;
-
-/**
  * A PENDING payout sent before, which a read has just not found: whether it may be sent again now
  * (null), or when to read it again and the `not_found_at` to keep. Two not-found reads at least
- * `readGap` apart allow a send, and only reads made `IN_TRANSIT_MS` after the last unanswered send
- * count (`updated_at` dates it); until then it is read with a backoff that doubles from that send.
+ * `readGap` apart allow a send, and only reads made `inTransitMs` (the channel's) after the last
+ * unanswered send count (`updated_at` dates it); until then it is read with a backoff that doubles
+ * from that send.
  */
 export function notFoundWait(
   row: Pick<TransactionRow, 'not_found_at' | 'updated_at' | 'created_at'>,
   now: number,
   readGap: number,
+  inTransitMs: number,
 ): { at: number; notFoundAt: number | null } | null {
   // A PENDING payout's updated_at moves only when an unanswered send (or a lost step) dates it.
-  const countsFrom = row.updated_at > row.created_at ? row.updated_at + IN_TRANSIT_MS : 0;
+  const countsFrom = row.updated_at > row.created_at ? row.updated_at + inTransitMs : 0;
   if (now < countsFrom)
     return { at: Math.min(countsFrom, now + Math.max(readGap, now - row.updated_at)), notFoundAt: null };
   const firstNotFound = row.not_found_at !== null && row.not_found_at >= countsFrom ? row.not_found_at : now;
