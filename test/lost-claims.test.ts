@@ -112,7 +112,11 @@ for (const kind of DATABASES) {
       assert.equal(created.status, 200, created.text);
       const id = created.body.payment_id as string;
       const row = () =>
-        g.database.db.selectFrom('transactions').selectAll().where('payment_id', '=', id).executeTakeFirstOrThrow();
+        g.database.db
+          .selectFrom('transactions')
+          .selectAll()
+          .where('payment_id', '=', id)
+          .executeTakeFirstOrThrow();
 
       // A process claimed it, may have sent it, and was killed: its claim is never given back.
       const claimedAt = Date.now() + 1000;
@@ -121,15 +125,20 @@ for (const kind of DATABASES) {
       const sandbox = g.paygate.services.channel('sandbox')!;
       const gap = sandbox.pollDelayMs('payout', 0);
       let now = leaseEnd + 1;
-      const worker = new TransactionWorker(g.database, g.paygate.services.channel, g.paygate.services.settlement, {
-        pollMs: 100,
-        now: () => now,
-        logger: { error() {}, warn() {}, info() {} },
-        outcomes: g.paygate.services.outcomes,
-        notifications: g.paygate.services.notifications,
-        stuckAfterMs: 86_400_000,
-        leaseMs: LEASE_MS,
-      });
+      const worker = new TransactionWorker(
+        g.database,
+        g.paygate.services.channel,
+        g.paygate.services.settlement,
+        {
+          pollMs: 100,
+          now: () => now,
+          logger: { error() {}, warn() {}, info() {} },
+          outcomes: g.paygate.services.outcomes,
+          notifications: g.paygate.services.notifications,
+          stuckAfterMs: 86_400_000,
+          leaseMs: LEASE_MS,
+        },
+      );
 
       await worker.drain();
       const read = await row();

@@ -29,9 +29,18 @@ describe('notFoundWait', () => {
   it('reads before an unanswered send can no longer arrive do not count, and are spaced by a doubling backoff', () => {
     const sent = CREATED + 2000;
     const row = { created_at: CREATED, updated_at: sent, not_found_at: null };
-    assert.deepEqual(notFoundWait(row, sent + 1000, GAP, IN_TRANSIT_MS), { at: sent + 2000, notFoundAt: null });
-    assert.deepEqual(notFoundWait(row, sent + 8000, GAP, IN_TRANSIT_MS), { at: sent + 16_000, notFoundAt: null });
-    assert.deepEqual(notFoundWait(row, sent + 100_000, GAP, IN_TRANSIT_MS), { at: sent + IN_TRANSIT_MS, notFoundAt: null });
+    assert.deepEqual(notFoundWait(row, sent + 1000, GAP, IN_TRANSIT_MS), {
+      at: sent + 2000,
+      notFoundAt: null,
+    });
+    assert.deepEqual(notFoundWait(row, sent + 8000, GAP, IN_TRANSIT_MS), {
+      at: sent + 16_000,
+      notFoundAt: null,
+    });
+    assert.deepEqual(notFoundWait(row, sent + 100_000, GAP, IN_TRANSIT_MS), {
+      at: sent + IN_TRANSIT_MS,
+      notFoundAt: null,
+    });
     // Once it has passed: the first read that counts, then a second CHANNEL_POLL_MS later.
     const first = sent + IN_TRANSIT_MS;
     assert.deepEqual(notFoundWait(row, first, GAP, IN_TRANSIT_MS), { at: first + GAP, notFoundAt: first });

@@ -16,7 +16,14 @@ import {
   type PayoutState,
   type PayoutSubmission,
 } from './channel.ts';
-import { ChannelHttp, failureOf, IN_TRANSIT_MS, providerCode, rupeesToPaise, type ChannelAnswer } from './channel-http.ts';
+import {
+  ChannelHttp,
+  failureOf,
+  IN_TRANSIT_MS,
+  providerCode,
+  rupeesToPaise,
+  type ChannelAnswer,
+} from './channel-http.ts';
 import { pollDelay } from './setu.channel.ts';
 import { Throttle } from './throttle.ts';
 
