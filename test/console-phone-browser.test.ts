@@ -16,9 +16,9 @@ import {
   assertAccessible,
   chromiumSkip,
   launchChromium,
+  PagePool,
   phoneContext,
   screenshot,
-  watchConsole,
 } from './support/browser.ts';
 import { skipFor, startGateway, type Gateway } from './support/harness.ts';
 import {
@@ -54,6 +54,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
   let browser: Browser;
   let receiver: Receiver;
   const contexts = new Map<string, BrowserContext>();
+  const visits = new PagePool();
   let A: string;
   let B: string;
   let paid = '';
@@ -255,8 +256,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
 
   /** Opens a page and checks everything a phone needs; returns what was wrong. */
   async function check(p: ConsolePage, shot: string): Promise<string[]> {
-    const page = await (await session(p.role)).newPage();
-    const problems = watchConsole(page);
+    const { page, problems } = await visits.take(await session(p.role));
     const res = await page.goto(`${gw.baseUrl}${p.path}`);
     const wrong: string[] = [];
     const where = `${p.role} ${p.path}`;
@@ -288,7 +288,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
       [],
       `${where}: no console errors`,
     );
-    await page.close();
+    visits.done(page);
     return wrong;
   }
 

@@ -10,7 +10,14 @@ import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
 import { AccountService } from '../src/dashboard/accounts.service.ts';
-import { chromiumSkip, launchChromium, phoneContext, screenshot, watchConsole } from './support/browser.ts';
+import {
+  chromiumSkip,
+  launchChromium,
+  PagePool,
+  phoneContext,
+  screenshot,
+  watchConsole,
+} from './support/browser.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, type Gateway } from './support/harness.ts';
 import { startReceiver, verifyCallback, type Receiver } from './support/receiver.ts';
@@ -109,6 +116,7 @@ for (const kind of DATABASES) {
     const keys = new Map<string, string>();
     const secrets = new Map<string, string>();
     const contexts: BrowserContext[] = [];
+    const pages = new PagePool();
     const sessions = new Map<string, BrowserContext>();
     /** A's transactions, by what they are for. */
     const tx = {} as Record<
@@ -232,8 +240,7 @@ for (const kind of DATABASES) {
       path: string,
       status = 200,
     ): Promise<{ page: Page; problems: string[] }> {
-      const page = await context.newPage();
-      const problems = watchConsole(page);
+      const { page, problems } = await pages.take(context);
       const res = await page.goto(`${base}${path}`);
       assert.equal(res?.status(), status, `GET ${path}`);
       return { page, problems };
@@ -248,7 +255,7 @@ for (const kind of DATABASES) {
         [],
         `${page.url()}: no console errors (CSP violations included)`,
       );
-      await page.close();
+      pages.done(page);
     }
 
     /** The page's one h1 is `name`, and its title says the same. */
