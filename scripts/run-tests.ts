@@ -4,6 +4,7 @@
  * (`npm test -- test/payouts.test.ts`); other arguments are passed on to `node --test`.
  */
 import { spawnSync } from 'node:child_process';
+import { buildIsCurrent } from '../bin/build-current.js';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +26,13 @@ export function longestFirst(files: string[], first: string[]): string[] {
 
 /** Runs `files` (or the files named in `argv`) through node's test runner with `nodeArgs`; exits with its status. */
 export function runTests(files: string[], nodeArgs: string[], argv = process.argv.slice(2)): never {
+  // The `paygate` processes the tests start run dist/ when it is current, and the sources through
+  // tsx otherwise, at more than twice the CPU: an edited tree is built first (about 8 s; a type
+  // error is reported, and the tests run all the same).
+  if (!buildIsCurrent()) {
+    console.log('src/ is newer than dist/: npm run build');
+    spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+  }
   const named = argv.filter((a) => a.endsWith('.test.ts'));
   const options = argv.filter((a) => !a.endsWith('.test.ts'));
   const run = spawnSync(
