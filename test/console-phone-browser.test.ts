@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 import { recordException } from '../src/live/exceptions.repository.ts';
 import { finishRun, openDifference, startRun } from '../src/reconcile/reconcile.repository.ts';
 import {
@@ -20,7 +19,7 @@ import {
   phoneContext,
   screenshot,
 } from './support/browser.ts';
-import { skipFor, startGateway, type Gateway } from './support/harness.ts';
+import { type Gateway, skipFor, startGateway, testAccounts } from './support/harness.ts';
 import {
   amountAndStatus,
   cellsOffScreen,
@@ -117,7 +116,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
     A = gw.merchant.merchant_id;
     const other = await gw.newMerchant();
     B = other.merchant_id;
-    const accounts = new AccountService(gw.database.db);
+    const accounts = testAccounts(gw.database.db);
     await accounts.createUser({ email: EMAIL.merchant, role: 'merchant', merchantId: A, password: PASSWORD });
     await accounts.createUser({
       email: EMAIL.operator,

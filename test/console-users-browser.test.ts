@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 import { chromiumSkip, launchChromium, phoneContext, screenshot, watchConsole } from './support/browser.ts';
-import { startGateway, type Gateway } from './support/harness.ts';
+import { type Gateway, startGateway, testAccounts } from './support/harness.ts';
 
 const PASSWORD = 'correct-horse-battery-staple';
 
@@ -19,7 +18,7 @@ describe('console users in Chromium on a phone', { skip: chromiumSkip() }, () =>
   before(async () => {
     gw = await startGateway('sqlite', { listen: true });
     base = gw.baseUrl.replace(/\/$/, '');
-    const accounts = new AccountService(gw.database.db);
+    const accounts = testAccounts(gw.database.db);
     await accounts.createUser({
       email: 'ops@paygate.example',
       role: 'operator',

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
-  AccountService,
+  type AccountService,
   FAILURES_PER_ACCOUNT,
   SIGN_IN_WINDOW_MS,
 } from '../src/dashboard/accounts.service.ts';
@@ -19,7 +19,7 @@ import {
   type ConsoleBrowser,
 } from './support/console.ts';
 import { DATABASES } from './support/databases.ts';
-import { skipFor, startGateway, type Gateway } from './support/harness.ts';
+import { type Gateway, skipFor, startGateway, testAccounts } from './support/harness.ts';
 import { cliAsync } from './support/process.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -36,7 +36,7 @@ for (const kind of DATABASES) {
         env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' },
         now: () => Date.now() + skew,
       });
-      accounts = new AccountService(gw.database.db);
+      accounts = testAccounts(gw.database.db);
       await accounts.createUser({
         email: 'ops@example.com',
         role: 'operator',

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 import {
   chromiumSkip,
   launchChromium,
@@ -19,7 +18,7 @@ import {
   watchConsole,
 } from './support/browser.ts';
 import { DATABASES } from './support/databases.ts';
-import { skipFor, startGateway, type Gateway } from './support/harness.ts';
+import { type Gateway, skipFor, startGateway, testAccounts } from './support/harness.ts';
 import { startReceiver, verifyCallback, type Receiver } from './support/receiver.ts';
 
 const SCREENS = ['phone', 'desktop'] as const;
@@ -297,7 +296,7 @@ for (const kind of DATABASES) {
       B = other.merchant_id;
       keys.set(B, other.api_key);
 
-      const accounts = new AccountService(gw.database.db);
+      const accounts = testAccounts(gw.database.db);
       await accounts.createUser({
         email: EMAIL.merchant,
         role: 'merchant',

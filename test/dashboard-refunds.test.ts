@@ -6,10 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 import { base62 } from '../src/ids.ts';
 import { DATABASES } from './support/databases.ts';
-import { skipFor, startGateway, type Gateway } from './support/harness.ts';
+import { type Gateway, skipFor, startGateway, testAccounts } from './support/harness.ts';
 import { paidMerchant } from './support/refunds.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -29,7 +28,7 @@ for (const kind of DATABASES) {
     after(() => gw.close());
 
     async function session(email: string, merchantId: string | null) {
-      await new AccountService(gw.database.db).createUser({
+      await testAccounts(gw.database.db).createUser({
         email,
         role: merchantId ? 'merchant' : 'operator',
         merchantId,

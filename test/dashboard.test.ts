@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
-  AccountService,
+  type AccountService,
   FAILURES_PER_ACCOUNT,
   FAILURES_PER_ADDRESS,
   IDLE_EXPIRY_MS,
@@ -18,7 +18,7 @@ import {
 import { csvCell } from '../src/dashboard/csv.ts';
 import { base62 } from '../src/ids.ts';
 import { DATABASES } from './support/databases.ts';
-import { skipFor, startGateway, type Gateway } from './support/harness.ts';
+import { type Gateway, skipFor, startGateway, testAccounts } from './support/harness.ts';
 import { ROOT } from './support/process.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -89,7 +89,7 @@ for (const kind of DATABASES) {
 
     before(async () => {
       gw = await startGateway(kind, { now: () => clock, env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true' } });
-      accounts = new AccountService(gw.database.db, () => clock);
+      accounts = testAccounts(gw.database.db, () => clock);
       await accounts.createUser({
         email: 'shop@example.com',
         role: 'merchant',
@@ -177,7 +177,8 @@ for (const kind of DATABASES) {
         .select('password_hash')
         .where('email', '=', 'new@example.com')
         .executeTakeFirstOrThrow();
-      assert.match(stored.password_hash, /^scrypt\$/);
+      // Made by the service itself (tests create their users cheaper): scrypt at N = 2^15, r = 8, p = 1.
+      assert.match(stored.password_hash, /^scrypt\$32768\$8\$1\$/);
       assert.ok(!stored.password_hash.includes(made.json.password));
 
       const piped = await paygate(
@@ -823,7 +824,7 @@ describe('dashboard cookies under an https PUBLIC_URL', () => {
   it('are Secure, for the whole host only (__Host-)', async () => {
     const gw = await startGateway('sqlite', { env: { PUBLIC_URL: 'https://pay.example.com' } });
     try {
-      await new AccountService(gw.database.db).createUser({
+      await testAccounts(gw.database.db).createUser({
         email: 'secure@example.com',
         role: 'operator',
         merchantId: null,
@@ -854,7 +855,7 @@ describe('dashboard overview with two currencies', () => {
   it('adds up the volume of one currency at a time, INR first, another on request', async () => {
     const gw = await startGateway('sqlite', { env: { SUPPORTED_CURRENCIES: 'INR,USD' } });
     try {
-      await new AccountService(gw.database.db).createUser({
+      await testAccounts(gw.database.db).createUser({
         email: 'two@example.com',
         role: 'merchant',
         merchantId: gw.merchant.merchant_id,

@@ -7,10 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 import { findTransaction } from '../src/transactions/transactions.repository.ts';
 import { chromiumSkip, launchChromium, phoneContext, screenshot, watchConsole } from './support/browser.ts';
-import { startGateway, type Gateway } from './support/harness.ts';
+import { type Gateway, startGateway, testAccounts } from './support/harness.ts';
 import { until } from './support/live.ts';
 
 const PASSWORD = 'correct-horse-battery-staple';
@@ -101,7 +100,7 @@ describe('console exceptions in Chromium', { skip: chromiumSkip() }, () => {
     });
     base = gw.baseUrl.replace(/\/$/, '');
     await gw.paygate.services.wallets.topUp(gw.merchant.merchant_id, 'INR', 100_000);
-    await new AccountService(gw.database.db).createUser({
+    await testAccounts(gw.database.db).createUser({
       email: 'ops@paygate.example',
       role: 'operator',
       merchantId: null,

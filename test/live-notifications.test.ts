@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
 import { fakeSetuSignature } from './support/fake-setu.ts';
-import { skipFor } from './support/harness.ts';
+import { skipFor, testAccounts } from './support/harness.ts';
 import { useLive, type LiveGateway } from './support/live.ts';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -78,7 +77,7 @@ for (const kind of DATABASES) {
 
     it("shows operators each channel's last verified notification, and an unreadable amount as such", async () => {
       const l = live();
-      const accounts = new AccountService(l.gw.database.db);
+      const accounts = testAccounts(l.gw.database.db);
       const email = `ops-${kind}@example.com`;
       await accounts.createUser({ email, role: 'operator', merchantId: null, password: PASSWORD });
       const created = await l.post('/payments/onsite/payin', {

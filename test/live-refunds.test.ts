@@ -10,12 +10,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 import { getPage, signedIn } from './support/console.ts';
 import { DATABASES } from './support/databases.ts';
 import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu, REFUND_DISABLED, type FakePayment } from './support/fake-setu.ts';
-import { skipFor } from './support/harness.ts';
+import { skipFor, testAccounts } from './support/harness.ts';
 import { until, useLive, type LiveGateway } from './support/live.ts';
 import { cliAsync } from './support/process.ts';
 import { SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
@@ -192,7 +191,7 @@ describe('live refunds through the Setu document', () => {
         assert.deepEqual(events, [{ status: 'FAILED', source: 'channel:setu' }]);
         // The console shows the operator Setu's id for the refund and NPCI's reason.
         const email = `ops-${kind}-${++n}@example.com`;
-        await new AccountService(l.gw.database.db).createUser({
+        await testAccounts(l.gw.database.db).createUser({
           email,
           role: 'operator',
           merchantId: null,

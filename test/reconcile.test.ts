@@ -7,11 +7,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
-import { skipFor } from './support/harness.ts';
+import { skipFor, testAccounts } from './support/harness.ts';
 import { cliAsync } from './support/process.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
 import { istDate } from '../src/reconcile/ist-day.ts';
-import { AccountService } from '../src/dashboard/accounts.service.ts';
 
 let n = 0;
 const order = (prefix: string) => `${prefix}-${process.pid}-${++n}`;
@@ -63,7 +62,7 @@ async function consoleAs(live: LiveGateway, role: 'operator' | 'merchant') {
   const email = `${role}-${process.pid}-${++n}@example.com`;
   const password = 'a long enough password';
   const merchantId = role === 'merchant' ? live.merchant.merchant_id : null;
-  await new AccountService(live.gw.database.db).createUser({ email, role, merchantId, password });
+  await testAccounts(live.gw.database.db).createUser({ email, role, merchantId, password });
   const app = live.gw.app;
   const form = await app.inject({ method: 'GET', url: '/dashboard/sign-in' });
   const token = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;

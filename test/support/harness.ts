@@ -7,6 +7,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, type Paygate } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
+import { AccountService } from '../../src/dashboard/accounts.service.ts';
 import type { CreatedMerchant } from '../../src/merchants/merchants.service.ts';
 import { createDatabase, postgresSkip, type TestDatabase } from './databases.ts';
 
@@ -133,4 +134,12 @@ export function useGateway(kind: 'sqlite' | 'postgres', opts: GatewayOptions = {
 /** The skip option for a describe block of `kind`: PostgreSQL is skipped when absent (never under CI). */
 export async function skipFor(kind: 'sqlite' | 'postgres'): Promise<string | false> {
   return kind === 'postgres' ? postgresSkip() : false;
+}
+
+/**
+ * The console's accounts over `db`, creating users whose passwords are hashed at scrypt N = 2^10
+ * (about 1 ms) rather than the service's 2^15 (about 60 ms): the tests sign in some 350 times.
+ */
+export function testAccounts(db: Database['db'], now: () => number = Date.now): AccountService {
+  return new AccountService(db, now, { N: 2 ** 10, r: 8, p: 1 });
 }
