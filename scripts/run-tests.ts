@@ -4,10 +4,10 @@
  * (`npm test -- test/payouts.test.ts`); other arguments are passed on to `node --test`.
  */
 import { spawnSync } from 'node:child_process';
-import { buildIsCurrent } from '../bin/build-current.js';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildIsCurrent } from '../bin/build-current.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -17,9 +17,8 @@ import {
   claimDueTransactions,
   giveBackTransactions,
 } from '../src/transactions/transaction-claims.repository.ts';
-import { TransactionWorker } from '../src/transactions/transaction.worker.ts';
 import { DATABASES } from './support/databases.ts';
-import { skipFor, useGateway, type Gateway } from './support/harness.ts';
+import { clockedWorker, skipFor, useGateway, type Gateway } from './support/harness.ts';
 
 const LEASE_MS = 10_000;
 
@@ -35,6 +34,18 @@ async function pendingDelivery(g: Gateway, name: string, at: number): Promise<st
     },
     at,
   );
+}
+
+/** A PENDING payout of 10.00 (the wallet topped up for it): its payment_id. */
+async function pendingPayout(g: Gateway, orderNo: string): Promise<string> {
+  await g.paygate.services.wallets.topUp(g.merchant.merchant_id, 'INR', 100_000);
+  const created = await g.post('/payments/payout', {
+    money: { amount: 10 },
+    merchant_order_no: orderNo,
+    receiver: { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+  });
+  assert.equal(created.status, 200, created.text);
+  return created.body.payment_id as string;
 }
 
 for (const kind of DATABASES) {
@@ -77,14 +88,7 @@ for (const kind of DATABASES) {
 
     it('gives a payout back with its submission uncounted, and not once claimed again', async () => {
       const g = gw();
-      await g.paygate.services.wallets.topUp(g.merchant.merchant_id, 'INR', 100_000);
-      const created = await g.post('/payments/payout', {
-        money: { amount: 10 },
-        merchant_order_no: 'lost-claim',
-        receiver: { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
-      });
-      assert.equal(created.status, 200, created.text);
-      const id = created.body.payment_id as string;
+      const id = await pendingPayout(g, 'lost-claim');
       const claim = async (now: number, owner?: string) =>
         (await claimDueTransactions(g.database, now, LEASE_MS, 100, owner)).find((r) => r.payment_id === id);
 
@@ -103,14 +107,7 @@ for (const kind of DATABASES) {
 
     it('sends a sandbox payout whose claim died with its process two reads after the lease, not two minutes', async () => {
       const g = gw();
-      await g.paygate.services.wallets.topUp(g.merchant.merchant_id, 'INR', 100_000);
-      const created = await g.post('/payments/payout', {
-        money: { amount: 10 },
-        merchant_order_no: 'dead-claim',
-        receiver: { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
-      });
-      assert.equal(created.status, 200, created.text);
-      const id = created.body.payment_id as string;
+      const id = await pendingPayout(g, 'dead-claim');
       const row = () =>
         g.database.db
           .selectFrom('transactions')
@@ -125,20 +122,7 @@ for (const kind of DATABASES) {
       const sandbox = g.paygate.services.channel('sandbox')!;
       const gap = sandbox.pollDelayMs('payout', 0);
       let now = leaseEnd + 1;
-      const worker = new TransactionWorker(
-        g.database,
-        g.paygate.services.channel,
-        g.paygate.services.settlement,
-        {
-          pollMs: 100,
-          now: () => now,
-          logger: { error() {}, warn() {}, info() {} },
-          outcomes: g.paygate.services.outcomes,
-          notifications: g.paygate.services.notifications,
-          stuckAfterMs: 86_400_000,
-          leaseMs: LEASE_MS,
-        },
-      );
+      const worker = clockedWorker(g, { now: () => now, leaseMs: LEASE_MS, pollMs: 100 });
 
       await worker.drain();
       const read = await row();

@@ -17,9 +17,8 @@ import type {
 import { AppError } from '../src/errors.ts';
 import type { Principal } from '../src/merchants/merchants.service.ts';
 import { OPENING_TIMEOUT_MS, PayinService } from '../src/payins/payins.service.ts';
-import { TransactionWorker } from '../src/transactions/transaction.worker.ts';
 import { DATABASES } from './support/databases.ts';
-import { skipFor, useGateway, type Gateway } from './support/harness.ts';
+import { clockedWorker, skipFor, useGateway, type Gateway } from './support/harness.ts';
 
 /** A channel whose every opening waits until the test answers it. */
 class RemoteChannel implements Channel {
@@ -157,14 +156,11 @@ for (const kind of DATABASES) {
       const [row] = await rowsOf(g, 'rf-3');
       assert.ok(row);
       const later = () => Date.now() + OPENING_TIMEOUT_MS + 1000;
-      const worker = new TransactionWorker(g.database, () => undefined, g.paygate.services.settlement, {
-        pollMs: 1000,
+      const worker = clockedWorker(g, {
         now: later,
-        logger: { error() {}, warn() {}, info() {} },
-        outcomes: g.paygate.services.outcomes,
-        notifications: g.paygate.services.notifications,
-        stuckAfterMs: 86_400_000,
         leaseMs: 30_000,
+        pollMs: 1000,
+        channels: () => undefined,
       });
       assert.ok((await worker.drain()) >= 1);
       assert.deepEqual(await rowsOf(g, 'rf-3'), []);

@@ -10,6 +10,7 @@ import { DATABASES } from './support/databases.ts';
 import { skipFor } from './support/harness.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
 import { clusterProcess } from './support/reconcile-cluster.ts';
+import { assertLeasesDone } from './support/reconcile-day.ts';
 import { loadConfig } from '../src/config.ts';
 import { istDate, istTimeOn } from '../src/reconcile/ist-day.ts';
 
@@ -63,13 +64,7 @@ for (const kind of DATABASES) {
         );
         assert.ok(runs.every((r) => r.done));
         assert.ok(runs.find((r) => r.channel === 'cashfree')!.checked >= 1);
-        const leases = await l.gw.database.db
-          .selectFrom('reconcile_leases')
-          .select(['channel', 'done_at'])
-          .where('date', '=', today)
-          .execute();
-        assert.equal(leases.length, 2);
-        assert.ok(leases.every((x) => x.done_at !== null));
+        await assertLeasesDone(l.gw.database, today);
       } finally {
         await a.close();
         await b.close();

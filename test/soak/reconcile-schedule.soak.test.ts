@@ -11,7 +11,7 @@ import { spawnServer, type ServerProcess } from '../support/process.ts';
 import { until } from '../support/live.ts';
 import { FakeCashfree } from '../support/fake-cashfree.ts';
 import { FakeSetu } from '../support/fake-setu.ts';
-import { reconcileExceptions, seedReconcileDay } from '../support/reconcile-day.ts';
+import { assertLeasesDone, reconcileExceptions, seedReconcileDay } from '../support/reconcile-day.ts';
 import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
 import { istYesterday } from '../../src/reconcile/ist-day.ts';
 
@@ -95,13 +95,7 @@ for (const kind of DATABASES) {
             .select((eb) => eb.fn.countAll<number>().as('n'))
             .executeTakeFirstOrThrow();
           assert.equal(Number(mismatches.n), day.expected.length);
-          const leases = await database.db
-            .selectFrom('reconcile_leases')
-            .select(['channel', 'done_at'])
-            .where('date', '=', date)
-            .execute();
-          assert.equal(leases.length, 2);
-          assert.ok(leases.every((x) => x.done_at !== null));
+          await assertLeasesDone(database, date);
         } finally {
           await Promise.all(servers.map((x) => x.kill()));
           await database.close();

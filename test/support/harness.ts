@@ -5,10 +5,12 @@
 import { after, before } from 'node:test';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, type Paygate } from '../../src/app.ts';
+import type { Channel } from '../../src/channels/channel.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
 import { AccountService } from '../../src/dashboard/accounts.service.ts';
 import type { CreatedMerchant } from '../../src/merchants/merchants.service.ts';
+import { TransactionWorker } from '../../src/transactions/transaction.worker.ts';
 import { createDatabase, postgresSkip, type TestDatabase } from './databases.ts';
 
 export interface Gateway {
@@ -142,4 +144,30 @@ export async function skipFor(kind: 'sqlite' | 'postgres'): Promise<string | fal
  */
 export function testAccounts(db: Database['db'], now: () => number = Date.now): AccountService {
   return new AccountService(db, now, { N: 2 ** 10, r: 8, p: 1 });
+}
+
+/**
+ * A transaction worker over the gateway's services that the test drives by `drain()` on its own
+ * clock, as a second process would (the gateway's own worker runs only with `worker: true`).
+ */
+export function clockedWorker(
+  g: Gateway,
+  opts: {
+    now: () => number;
+    leaseMs: number;
+    pollMs: number;
+    /** The channels it may call (the gateway's, unless told). */
+    channels?: (name: string) => Channel | undefined;
+  },
+): TransactionWorker {
+  const { services } = g.paygate;
+  return new TransactionWorker(g.database, opts.channels ?? services.channel, services.settlement, {
+    pollMs: opts.pollMs,
+    now: opts.now,
+    logger: { error() {}, warn() {}, info() {} },
+    outcomes: services.outcomes,
+    notifications: services.notifications,
+    stuckAfterMs: 86_400_000,
+    leaseMs: opts.leaseMs,
+  });
 }

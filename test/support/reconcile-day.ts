@@ -5,6 +5,7 @@
  * ten FAILED). With `differences`, nine things the fakes hold that Paygate never heard of, and the
  * exceptions they must open, as `provider reference`.
  */
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db/database.ts';
 import type { TransactionTable } from '../../src/db/schema.ts';
@@ -249,4 +250,15 @@ export async function reconcileExceptions(database: Database): Promise<string[]>
     .where('kind', '=', 'reconcile_mismatch')
     .execute();
   return rows.map((r) => `${r.provider} ${r.reference}`).sort();
+}
+
+/** Asserts that the day `date` has one reconciliation lease per channel (Setu, Cashfree), each done. */
+export async function assertLeasesDone(database: Database, date: string): Promise<void> {
+  const leases = await database.db
+    .selectFrom('reconcile_leases')
+    .select(['channel', 'done_at'])
+    .where('date', '=', date)
+    .execute();
+  assert.equal(leases.length, 2);
+  assert.ok(leases.every((x) => x.done_at !== null));
 }
