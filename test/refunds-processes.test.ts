@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { migrate, openDatabase, type Database } from '../src/db/database.ts';
 import { buildServices } from '../src/services.ts';
@@ -135,6 +136,38 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
         .every((a) => a.status === 400 && a.body.error.error_code === 'REFUND_EXCEEDS_PAYMENT'),
     );
     assert.deepEqual((await services.wallets.verify()).problems, []);
+  });
+
+  it('writes two processes’ refunds of one pay-in one after the other, whatever the timing', async () => {
+    // Both requests are made to wait on the merchant's wallet, which another transaction holds: once
+    // it lets go, a writer that read the pay-in's refunds before taking the wallet (or without it)
+    // would accept both, 160.00 of a 100.00 pay-in.
+    const paymentId = await paidIn(servers[0]!.baseUrl, key, 100, 'held-wallet');
+    const merchant = await database.db.selectFrom('api_keys').select('merchant_id').executeTakeFirstOrThrow();
+    const waiting = async () =>
+      Number(
+        (await sql<{ n: string }>`select count(*) as n from pg_locks where not granted`.execute(database.db))
+          .rows[0]!.n,
+      );
+    const answers = await database.db.transaction().execute(async (tx) => {
+      await sql`select available from wallets where merchant_id = ${merchant.merchant_id} for update`.execute(
+        tx,
+      );
+      const asked = [0, 1].map((i) =>
+        call(servers[i]!.baseUrl, key, '/payments/refund', {
+          payment_id: paymentId,
+          money: { amount: 80 },
+          merchant_refund_no: `held-${i}`,
+        }),
+      );
+      await until('both refunds waiting on a lock', async () => (await waiting()) >= 2, 30_000);
+      return asked;
+    });
+    const [first, second] = await Promise.all(answers);
+    assert.deepEqual([first!.status, second!.status].sort(), [200, 400], `${first!.text} ${second!.text}`);
+    const refused = first!.status === 400 ? first! : second!;
+    assert.equal(refused.body.error.error_code, 'REFUND_EXCEEDS_PAYMENT');
+    assert.equal(refused.body.error.metadata.refundable, 20);
   });
 });
 

@@ -1,13 +1,13 @@
 /**
  * Writes the refunds that arrive together in one database transaction, as the payout batch writer
- * writes payouts. The refunded pay-ins are read first, under lock, and each request makes its
- * refund from its pay-in as read there (or is refused for it: not found, not SUCCESS); then the
- * records (which take the merchants' refund numbers), what each pay-in has refunded so far, the
- * wallets under lock, and each refund accepted in arrival order only while both its pay-in's
- * refundable amount and its wallet's available balance cover it. Locks are taken pay-ins first,
- * wallets second, each in key order, as every other writer of these rows takes them, so no two
- * batches deadlock. Reading the pay-in here rather than before the request joins a batch keeps a
- * refund to one step, so that a batch gathers every request that arrived meanwhile.
+ * writes payouts. The wallets the refunds draw on are locked first: a refund draws on the wallet of
+ * its pay-in's merchant in its pay-in's currency, so the refunds of one pay-in are written one batch
+ * after another. Then the refunded pay-ins are read with what their refunds add up to, and each
+ * request makes its refund from its pay-in as read there (or is refused for it: not found, not
+ * SUCCESS); then the records (which take the merchants' refund numbers), and each refund accepted in
+ * arrival order only while both its pay-in's refundable amount and its wallet's available balance
+ * cover it. Reading the pay-in here rather than before the request joins a batch keeps a refund to
+ * one step, so that a batch gathers every request that arrived meanwhile.
  */
 import type { Database } from '../db/database.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
@@ -19,7 +19,7 @@ import {
 } from '../transactions/transactions.repository.ts';
 import { holdForRefunds, type Hold } from '../wallet/wallet.service.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
-import { lockPayins, refundedSums, type RefundedPayin } from './refunds.repository.ts';
+import { refundablePayins, type RefundedPayin } from './refunds.repository.ts';
 
 /** A refund made from its pay-in: its row (`refund_of` names the pay-in), and the wallet it draws on. */
 export interface MadeRefund {
@@ -30,6 +30,8 @@ export interface MadeRefund {
 /** A refund request ready to be written once its pay-in is read. */
 export interface PendingRefund {
   merchantId: string;
+  /** The currency asked for: with the merchant, the wallet the refund draws on (a pay-in in another is refused). */
+  currency: string;
   refundNo: string;
   /** The pay-in it names. */
   payinId: string;
@@ -80,9 +82,13 @@ export class RefundBatchWriter {
         else firstOf.set(refundNo, r);
       }
       const first = [...firstOf.values()];
-      const payins = await lockPayins(
+      const balances = await lockAvailable(
         tx,
         this.database,
+        first.map((r) => ({ merchantId: r.merchantId, currency: r.currency })),
+      );
+      const payins = await refundablePayins(
+        tx,
         first.map((r) => r.payinId),
       );
       const made = new Map<PendingRefund, MadeRefund>();
@@ -95,28 +101,15 @@ export class RefundBatchWriter {
         tx,
         [...made.values()].map((m) => m.row),
       );
-      const written: MadeRefund[] = [];
-      for (const [r, m] of made) {
-        if (fresh.has(m.row.payment_id)) written.push(m);
-        else results.set(r, { outcome: 'refund_no_taken' });
-      }
-      const payinIds = written.map((m) => m.row.refund_of);
-      // The sums include this batch's own new rows (PENDING): they are taken out again, and the
-      // batch's refunds are counted one by one below.
-      const refunded = await refundedSums(tx, payinIds);
-      for (const m of written)
-        refunded.set(m.row.refund_of, (refunded.get(m.row.refund_of) ?? 0) - m.row.amount);
-      const balances = await lockAvailable(
-        tx,
-        this.database,
-        written.map((m) => m.hold),
-      );
       const accepted: Hold[] = [];
       const refused: string[] = [];
       for (const [r, m] of made) {
-        if (results.has(r)) continue;
-        const payin = m.row.refund_of;
-        const refundable = (payins.get(payin)?.amount ?? 0) - (refunded.get(payin) ?? 0);
+        if (!fresh.has(m.row.payment_id)) {
+          results.set(r, { outcome: 'refund_no_taken' });
+          continue;
+        }
+        const payin = payins.get(m.row.refund_of)!;
+        const refundable = payin.amount - payin.refunded;
         const wallet = walletKey(m.hold);
         const available = balances.get(wallet) ?? 0;
         if (m.row.amount > refundable) {
@@ -126,7 +119,7 @@ export class RefundBatchWriter {
           refused.push(m.row.payment_id);
           results.set(r, { outcome: 'insufficient', available });
         } else {
-          refunded.set(payin, (refunded.get(payin) ?? 0) + m.row.amount);
+          payin.refunded += m.row.amount;
           balances.set(wallet, available - m.hold.amount);
           accepted.push(m.hold);
           results.set(r, { outcome: 'created' });

@@ -1,6 +1,5 @@
-/** SQL for refunds: the pay-ins they draw on, locked, and what each pay-in has refunded so far. */
+/** SQL for refunds: the pay-ins they draw on, with what each has refunded so far. */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
 import { namedPaymentIds, type TransactionRow } from '../transactions/transactions.repository.ts';
 
@@ -23,44 +22,41 @@ export const REFUNDED_PAYIN_COLUMNS = [
 
 export type RefundedPayin = Pick<TransactionRow, (typeof REFUNDED_PAYIN_COLUMNS)[number]>;
 
+/** A pay-in as a refund reads it, with what its refunds that are not FAILED add up to (paise). */
+export type RefundablePayin = RefundedPayin & { refunded: number };
+
 /**
- * The pay-ins among `paymentIds`, their rows locked for the caller's transaction on PostgreSQL (in
- * payment_id order, so that two batches never lock two pay-ins in opposite orders): a refund is
- * checked against its pay-in's status and total under this lock. On SQLite the write transaction
- * already excludes every other.
+ * The pay-ins among `paymentIds`, each with the sum of its refunds that are not FAILED, in one
+ * statement. The caller holds the lock of every wallet these pay-ins' refunds draw on
+ * (`lockAvailable`), and every refund of a pay-in is written under its wallet's lock: read after
+ * that lock, in a statement of its own (PostgreSQL's read-committed snapshot is taken when a
+ * statement starts), the sums include each refund committed before it. A pay-in's own row is not
+ * locked: once SUCCESS it never changes.
  */
-export async function lockPayins(
+export async function refundablePayins(
   db: Kysely<Tables>,
-  locks: Pick<Database, 'lockRows'>,
   paymentIds: string[],
-): Promise<Map<string, RefundedPayin>> {
-  const payins = new Map<string, RefundedPayin>();
+): Promise<Map<string, RefundablePayin>> {
+  const payins = new Map<string, RefundablePayin>();
   const named = namedPaymentIds(db, paymentIds);
   if (!named) return payins;
-  const query = db
-    .selectFrom('transactions')
-    .select(REFUNDED_PAYIN_COLUMNS)
-    .where('payment_id', 'in', named)
-    .where('kind', '=', 'payin')
-    .orderBy('payment_id');
-  for (const r of await locks.lockRows(query, 'wait').execute()) payins.set(r.payment_id, r);
-  return payins;
-}
-
-/** What the refunds of each pay-in that are not FAILED add up to, in paise (read after `lockPayins`). */
-export async function refundedSums(db: Kysely<Tables>, paymentIds: string[]): Promise<Map<string, number>> {
-  const sums = new Map<string, number>();
-  const named = namedPaymentIds(db, paymentIds);
-  if (!named) return sums;
   const rows = await db
-    .selectFrom('transactions')
-    .select(['refund_of', sql<string>`cast(sum(amount) as text)`.as('total')])
-    .where('refund_of', 'in', named)
-    .where('status', '<>', 'FAILED')
-    .groupBy('refund_of')
+    .selectFrom('transactions as p')
+    .select(REFUNDED_PAYIN_COLUMNS)
+    .select((eb) =>
+      eb
+        .selectFrom('transactions as r')
+        .select(sql<string>`cast(coalesce(sum(r.amount), 0) as text)`.as('total'))
+        .whereRef('r.refund_of', '=', 'p.payment_id')
+        .where('r.status', '<>', 'FAILED')
+        .as('refunded'),
+    )
+    .where('p.payment_id', 'in', named)
+    .where('p.kind', '=', 'payin')
     .execute();
-  for (const r of rows) if (r.refund_of) sums.set(r.refund_of, Number(r.total));
-  return sums;
+  for (const { refunded, ...payin } of rows)
+    payins.set(payin.payment_id, { ...payin, refunded: Number(refunded ?? 0) });
+  return payins;
 }
 
 /** The refunds of a pay-in, oldest first. */

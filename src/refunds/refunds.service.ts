@@ -118,6 +118,7 @@ export class RefundService {
     };
     const pending = {
       merchantId: principal.merchantId,
+      currency,
       refundNo: req.merchant_refund_no,
       payinId: req.payment_id,
       make,

@@ -27,7 +27,7 @@ import {
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
-import { lockPayins, refundedSums } from '../../src/refunds/refunds.repository.ts';
+import { refundablePayins } from '../../src/refunds/refunds.repository.ts';
 import {
   claimDueDeliveries,
   nextClaimableAt,
@@ -172,14 +172,13 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'refund', v.orderNo),
   },
   {
-    name: 'refund: pay-ins read under lock, those of the requests that arrive together',
-    uses: [{ table: 'transactions', columns: PK }],
-    issue: (on, v) => lockPayins(on.db, on, [v.paymentId]),
-  },
-  {
-    name: 'refund: what the pay-ins have refunded',
-    uses: [{ table: 'transactions', columns: ['refund_of'] }],
-    issue: (on, v) => refundedSums(on.db, [v.paymentId]),
+    name: 'refund: the pay-ins of the requests that arrive together, with what each has refunded',
+    uses: [
+      { table: 'transactions', columns: PK },
+      { table: 'transactions', columns: ['refund_of'] },
+    ],
+    aliases: { p: 'transactions', r: 'transactions' },
+    issue: (on, v) => refundablePayins(on.db, [v.paymentId]),
   },
   {
     name: 'payout: wallets locked for the holds',
