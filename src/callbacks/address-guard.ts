@@ -11,7 +11,8 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
+import { undici } from '../http/undici.ts';
 
 /** Raised instead of connecting to a blocked address; recorded as error kind `blocked_address`. */
 export class BlockedAddressError extends Error {
@@ -82,7 +83,7 @@ export function guardedLookup(hostname: string, options: dns.LookupOptions, call
 
 /** undici's connector with the guard: literal IPs are checked here, names in `guardedLookup`. */
 export function guardConnector(options: { timeout: number }): buildConnector.connector {
-  const connect = buildConnector({ timeout: options.timeout, lookup: guardedLookup as never });
+  const connect = undici().buildConnector({ timeout: options.timeout, lookup: guardedLookup as never });
   return (opts, callback) => {
     // undici hands IPv6 literals over without their brackets.
     if (net.isIP(opts.hostname) !== 0 && isBlockedAddress(opts.hostname)) {

@@ -5,7 +5,8 @@
  * reuse their connections; redirects are never followed (a 3xx is just a failed attempt).
  */
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../http/undici.ts';
 import { guardConnector } from './address-guard.ts';
 
 export interface AttemptResult {
@@ -75,18 +76,21 @@ export function errorKindOf(err: unknown): string {
 }
 
 export class CallbackSender {
-  private readonly agent: Agent;
+  private agent: Agent | undefined;
 
-  constructor(private readonly options: SenderOptions) {
-    this.agent = new Agent({
+  constructor(private readonly options: SenderOptions) {}
+
+  /** The keep-alive pools, made by the first send. */
+  private dispatcher(): Agent {
+    const { timeoutMs, allowPrivate } = this.options;
+    this.agent ??= new (undici().Agent)({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connect: options.allowPrivate
-        ? { timeout: options.timeoutMs }
-        : guardConnector({ timeout: options.timeoutMs }),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      connect: allowPrivate ? { timeout: timeoutMs } : guardConnector({ timeout: timeoutMs }),
     });
+    return this.agent;
   }
 
   /** POSTs `body` to `url` once, within the callback timeout (connect, answer and body together). */
@@ -112,8 +116,8 @@ export class CallbackSender {
     }
 
     try {
-      const res = await request(target, {
-        dispatcher: this.agent,
+      const res = await undici().request(target, {
+        dispatcher: this.dispatcher(),
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...headers },
         body,
@@ -131,7 +135,7 @@ export class CallbackSender {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 }
 

@@ -5,7 +5,8 @@
  * logs a header or a body: secrets, tokens and account numbers travel in them.
  */
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../http/undici.ts';
 import { errorKindOf } from '../callbacks/callback.sender.ts';
 import { CLAIM_EXPIRED, ChannelFailure } from './channel.ts';
 import { retryAfterMs, type Throttle } from './throttle.ts';
@@ -44,7 +45,7 @@ export const IN_TRANSIT_MS = 120_000;
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
 export class ChannelHttp {
-  private readonly agent: Agent;
+  private agent: Agent | undefined;
   /** Replaced by the app with one that records into its metrics. */
   observe: ChannelObserver = () => {};
 
@@ -53,14 +54,18 @@ export class ChannelHttp {
     private readonly timeoutMs: number,
     /** The provider's per-process call limit (CASHFREE_MAX_RPS, SETU_MAX_RPS); none when absent. */
     private readonly throttle: Throttle | null = null,
-  ) {
-    this.agent = new Agent({
+  ) {}
+
+  /** The keep-alive pool, made by the first call. */
+  private dispatcher(): Agent {
+    this.agent ??= new (undici().Agent)({
       keepAliveTimeout: 30_000,
       connections: 256,
-      connectTimeout: timeoutMs,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
+      connectTimeout: this.timeoutMs,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
     });
+    return this.agent;
   }
 
   /**
@@ -88,9 +93,9 @@ export class ChannelHttp {
       this.timeoutMs,
     );
     try {
-      const res = await request(req.url, {
+      const res = await undici().request(req.url, {
         method: req.method,
-        dispatcher: this.agent,
+        dispatcher: this.dispatcher(),
         headers:
           req.body === undefined
             ? { accept: 'application/json', ...req.headers }
@@ -125,7 +130,7 @@ export class ChannelHttp {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 }
 
