@@ -12,6 +12,7 @@ export default tseslint.config(
       'test/artifacts/',
       'client/dist/',
       'client/node_modules/',
+      '**/.*.js',
     ],
   },
   js.configs.recommended,

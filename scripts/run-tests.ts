@@ -8,6 +8,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildIsCurrent } from '../bin/build-current.js';
+import { compileTests, removeStale } from './compile-tests.ts';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -24,8 +25,16 @@ export function longestFirst(files: string[], first: string[]): string[] {
   return [...first.filter((f) => files.includes(f)), ...files.filter((f) => !first.includes(f))];
 }
 
-/** Runs `files` (or the files named in `argv`) through node's test runner with `nodeArgs`; exits with its status. */
-export function runTests(files: string[], nodeArgs: string[], argv = process.argv.slice(2)): never {
+/**
+ * Runs `files` (or the files named in `argv`) through node's test runner with `nodeArgs`; exits with
+ * its status. With `compiled`, a run of all of `files` runs them compiled (`compile-tests.ts`);
+ * files named in `argv` run through tsx, as they are.
+ */
+export function runTests(
+  files: string[],
+  nodeArgs: string[],
+  { argv = process.argv.slice(2), compiled = false }: { argv?: string[]; compiled?: boolean } = {},
+): never {
   // The `paygate` processes the tests start run dist/ when it is current, and the sources through
   // tsx otherwise, at more than twice the CPU: an edited tree is built first (about 8 s; a type
   // error is reported, and the tests run all the same).
@@ -35,10 +44,23 @@ export function runTests(files: string[], nodeArgs: string[], argv = process.arg
   }
   const named = argv.filter((a) => a.endsWith('.test.ts'));
   const options = argv.filter((a) => !a.endsWith('.test.ts'));
-  const run = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--test', ...nodeArgs, ...options, ...(named.length ? named : files)],
-    { cwd: root, stdio: 'inherit' },
-  );
+  const loader =
+    compiled && named.length === 0 && buildIsCurrent()
+      ? compiledRun(files)
+      : { args: ['--import', 'tsx'], files: named.length ? named : files };
+  const run = spawnSync(process.execPath, [...loader.args, '--test', ...nodeArgs, ...options, ...loader.files], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   process.exit(run.status ?? 1);
+}
+
+/** The compiled `files` (relative to the repository) and the flags that run them. */
+function compiledRun(files: string[]): { args: string[]; files: string[] } {
+  for (const dir of new Set(files.map((f) => f.split(path.sep)[0]!))) removeStale(path.join(root, dir));
+  const compiled = compileTests(
+    root,
+    files.map((f) => path.join(root, f)),
+  );
+  return { args: ['--enable-source-maps'], files: compiled.map((f) => path.relative(root, f)) };
 }

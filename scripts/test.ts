@@ -28,4 +28,4 @@ const examples = readdirSync(path.join(root, 'examples'), { withFileTypes: true 
   .flatMap((d) => testFiles(path.join('examples', d.name)));
 const files = longestFirst([...testFiles('test'), ...testFiles('client/test'), ...examples], FIRST);
 
-runTests(files, ['--test-concurrency=3', '--test-timeout=600000']);
+runTests(files, ['--test-concurrency=3', '--test-timeout=600000'], { compiled: true });
