@@ -48,10 +48,14 @@ export function runTests(
     compiled && named.length === 0 && buildIsCurrent()
       ? compiledRun(files)
       : { args: ['--import', 'tsx'], files: named.length ? named : files };
-  const run = spawnSync(process.execPath, [...loader.args, '--test', ...nodeArgs, ...options, ...loader.files], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  const run = spawnSync(
+    process.execPath,
+    [...loader.args, '--test', ...nodeArgs, ...options, ...loader.files],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   process.exit(run.status ?? 1);
 }
 
