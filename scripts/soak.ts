@@ -19,4 +19,4 @@ if (files.length === 0) {
   console.log('npm run soak: no test files in test/soak/');
   process.exit(0);
 }
-runTests(files, ['--test-concurrency=3', '--test-timeout=1800000']);
+runTests(files, ['--test-concurrency=3', '--test-timeout=1800000'], { compiled: true });
