@@ -7,8 +7,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { retryAfterMs, Throttle } from '../src/channels/throttle.ts';
-import { DATABASES } from './support/databases.ts';
-import { skipFor } from './support/harness.ts';
+import { onEachDatabaseAtOnce } from './support/harness.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
 
 let n = 0;
@@ -71,8 +70,8 @@ describe('retryAfterMs', () => {
   });
 });
 
-for (const kind of DATABASES) {
-  describe(`Cashfree calls throttled on ${kind}`, { skip: await skipFor(kind) }, () => {
+await onEachDatabaseAtOnce('Cashfree calls', (kind) => {
+  describe(`Cashfree calls throttled on ${kind}`, () => {
     const live = useLive(kind, { CASHFREE_MAX_RPS: '5' });
     afterEach(async () => live().ledgerOk());
 
@@ -113,10 +112,8 @@ for (const kind of DATABASES) {
       });
     }
   });
-}
 
-for (const kind of DATABASES) {
-  describe(`payouts queued past their claim on ${kind}`, { skip: await skipFor(kind) }, () => {
+  describe(`payouts queued past their claim on ${kind}`, () => {
     // A claim of 3 × 250 ms + 1 s, sent only in its first 1.5 s: three calls' turns at 2 a second.
     const live = useLive(kind, { CASHFREE_MAX_RPS: '2', CHANNEL_TIMEOUT_MS: '250' });
     afterEach(async () => live().ledgerOk());
@@ -147,4 +144,4 @@ for (const kind of DATABASES) {
       for (const id of ids) assert.equal(l.cashfree.created.get(id), 1);
     });
   });
-}
+});

@@ -7,8 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { DATABASES } from './support/databases.ts';
-import { skipFor } from './support/harness.ts';
+import { onEachDatabaseAtOnce } from './support/harness.ts';
 import { LIVE_VPA, RECEIVER, until, useLive, type LiveGateway } from './support/live.ts';
 import { fakeSetuSignature } from './support/fake-setu.ts';
 
@@ -41,8 +40,8 @@ const eventCount = (live: LiveGateway) =>
     .executeTakeFirstOrThrow()
     .then((r) => Number(r.n));
 
-for (const kind of DATABASES) {
-  describe(`live pay-ins through Setu on ${kind}`, { skip: await skipFor(kind) }, () => {
+await onEachDatabaseAtOnce('live channels', (kind) => {
+  describe(`live pay-ins through Setu on ${kind}`, () => {
     const live = useLive(kind);
     afterEach(async () => live().ledgerOk());
 
@@ -268,7 +267,7 @@ for (const kind of DATABASES) {
     });
   });
 
-  describe(`live pay-ins at expiry and by polling on ${kind}`, { skip: await skipFor(kind) }, () => {
+  describe(`live pay-ins at expiry and by polling on ${kind}`, () => {
     const live = useLive(kind, { PAYIN_EXPIRY_S: '2', CHANNEL_POLL_MS: '300' });
     afterEach(async () => live().ledgerOk());
 
@@ -311,7 +310,7 @@ for (const kind of DATABASES) {
     });
   });
 
-  describe(`live payouts through Cashfree on ${kind}`, { skip: await skipFor(kind) }, () => {
+  describe(`live payouts through Cashfree on ${kind}`, () => {
     const live = useLive(kind);
     afterEach(async () => {
       live().cashfree.ending = 'SUCCESS';
@@ -495,7 +494,7 @@ for (const kind of DATABASES) {
     });
   });
 
-  describe(`live payouts by polling on ${kind}`, { skip: await skipFor(kind) }, () => {
+  describe(`live payouts by polling on ${kind}`, () => {
     const live = useLive(kind, { CHANNEL_POLL_MS: '200' });
     afterEach(async () => live().ledgerOk());
 
@@ -540,4 +539,4 @@ for (const kind of DATABASES) {
       );
     });
   });
-}
+});

@@ -2,7 +2,7 @@
  * Starts the real app on a real database for a test: `gateway()` gives a running Paygate with a
  * funded-or-not sandbox merchant, and helpers to call it the way a merchant would.
  */
-import { after, before } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, type Paygate } from '../../src/app.ts';
 import type { Channel } from '../../src/channels/channel.ts';
@@ -11,7 +11,7 @@ import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
 import { AccountService } from '../../src/dashboard/accounts.service.ts';
 import type { CreatedMerchant } from '../../src/merchants/merchants.service.ts';
 import { TransactionWorker } from '../../src/transactions/transaction.worker.ts';
-import { createDatabase, postgresSkip, type TestDatabase } from './databases.ts';
+import { createDatabase, DATABASES, postgresSkip, type TestDatabase } from './databases.ts';
 
 export interface Gateway {
   paygate: Paygate;
@@ -136,6 +136,23 @@ export function useGateway(kind: 'sqlite' | 'postgres', opts: GatewayOptions = {
 /** The skip option for a describe block of `kind`: PostgreSQL is skipped when absent (never under CI). */
 export async function skipFor(kind: 'sqlite' | 'postgres'): Promise<string | false> {
   return kind === 'postgres' ? postgresSkip() : false;
+}
+
+/**
+ * `suite(kind)` for each database, the two side by side in one describe block named `name`, each
+ * database's own tests one after another. For files whose tests mostly wait (on a provider's pace,
+ * a poll, an expiry), so that the waits of the two databases overlap; each suite has gateways of
+ * its own and shares nothing with the other.
+ */
+export async function onEachDatabaseAtOnce(
+  name: string,
+  suite: (kind: 'sqlite' | 'postgres') => void,
+): Promise<void> {
+  const skips = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
+  describe(name, { concurrency: DATABASES.length }, () => {
+    for (const kind of DATABASES)
+      describe(`on ${kind}`, { concurrency: 1, skip: skips[kind] }, () => suite(kind));
+  });
 }
 
 /**
