@@ -12,11 +12,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { AccountService } from '../src/dashboard/accounts.service.ts';
 import { migrate, openDatabase } from '../src/db/database.ts';
+import { launchChromium } from '../test/support/browser.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'docs/dashboard.png'));
@@ -107,10 +107,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 }, locale: 'en-IN' });
     await page.goto(`${base}/dashboard/sign-in`);
