@@ -13,14 +13,16 @@ import { longestFirst, root, runTests, testFiles } from './run-tests.ts';
 /** The longest files, longest first (by their time in a whole run on 2 cores). */
 const FIRST = [
   'test/dashboard-browser.test.ts',
+  'test/dashboard.test.ts',
+  'test/channels-check.test.ts',
+  'test/cli.test.ts',
+  'test/reconcile.test.ts',
+  'test/live-e2e.test.ts',
+  'test/live-channels.test.ts',
+  'test/console-users.test.ts',
+  'test/console-phone-browser.test.ts',
   'test/live-payouts.test.ts',
   'test/live-payins.test.ts',
-  'test/channel-throttle.test.ts',
-  'test/live-channels.test.ts',
-  'test/dashboard.test.ts',
-  'test/reconcile.test.ts',
-  'test/console-users.test.ts',
-  'test/cli.test.ts',
 ];
 
 const examples = readdirSync(path.join(root, 'examples'), { withFileTypes: true })
