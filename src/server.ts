@@ -10,6 +10,7 @@ import { createLogger } from './logger.ts';
 import { ReconcileScheduler } from './reconcile/reconcile.scheduler.ts';
 import { ReconcileService } from './reconcile/reconcile.service.ts';
 import { notificationReachWarning } from './live/public-url.ts';
+import { undici } from './http/undici.ts';
 
 export interface RunningServer {
   paygate: Paygate;
@@ -44,6 +45,8 @@ export async function startServer(
     onFirstRun?: (created: { merchant_id: string; api_key: string; webhook_secret: string }) => void;
   } = {},
 ): Promise<RunningServer> {
+  // A server makes HTTP calls (callbacks, providers): undici is loaded now, not by the first of them.
+  undici();
   const logger = createLogger(config);
   const database = openDatabase(config.databaseUrl, {
     connectTimeoutMs: config.databaseConnectTimeoutMs,

@@ -95,6 +95,8 @@ export class CallbackSender {
 
   /** POSTs `body` to `url` once, within the callback timeout (connect, answer and body together). */
   async send(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+    // Made (and undici loaded) before the attempt's clock starts.
+    const dispatcher = this.dispatcher();
     const started = performance.now();
     const elapsed = () => Math.max(0, Math.round(performance.now() - started));
     const failed = (errorKind: string): AttemptResult => ({
@@ -117,7 +119,7 @@ export class CallbackSender {
 
     try {
       const res = await undici().request(target, {
-        dispatcher: this.dispatcher(),
+        dispatcher,
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...headers },
         body,
