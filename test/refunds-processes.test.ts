@@ -140,14 +140,20 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
 
   it('writes two processes’ refunds of one pay-in one after the other, whatever the timing', async () => {
     // Both requests are made to wait on the merchant's wallet, which another transaction holds: once
-    // it lets go, a writer that read the pay-in's refunds before taking the wallet (or without it)
-    // would accept both, 160.00 of a 100.00 pay-in.
+    // it lets go, a writer that read the pay-in's refunds before taking the wallet would accept both,
+    // 160.00 of a 100.00 pay-in (and one that does not take it first never waits here).
     const paymentId = await paidIn(servers[0]!.baseUrl, key, 100, 'held-wallet');
     const merchant = await database.db.selectFrom('api_keys').select('merchant_id').executeTakeFirstOrThrow();
-    const waiting = async () =>
+    // Sessions of this database waiting to lock a wallet (a refund batch's first statement; a
+    // settlement of an earlier refund, also held up, updates instead). The second in line waits on the
+    // first, not on the holder.
+    const lockingWallets = async () =>
       Number(
-        (await sql<{ n: string }>`select count(*) as n from pg_locks where not granted`.execute(database.db))
-          .rows[0]!.n,
+        (
+          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+            where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0
+              and query like '%from "wallets"%for update%'`.execute(database.db)
+        ).rows[0]!.n,
       );
     const answers = await database.db.transaction().execute(async (tx) => {
       await sql`select available from wallets where merchant_id = ${merchant.merchant_id} for update`.execute(
@@ -160,7 +166,11 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
           merchant_refund_no: `held-${i}`,
         }),
       );
-      await until('both refunds waiting on a lock', async () => (await waiting()) >= 2, 30_000);
+      await until(
+        'both refund batches waiting for the wallet',
+        async () => (await lockingWallets()) === 2,
+        30_000,
+      );
       return asked;
     });
     const [first, second] = await Promise.all(answers);
