@@ -9,10 +9,13 @@
  * repository's root) is the same compiled or not. What a file imports from `src/` is imported from
  * `dist/` instead, which `npm test` has just built, and which the `paygate` processes the tests
  * start run too. Types are not checked here (`npm run typecheck` does). A file is compiled again
- * only when its source is newer than its output, and an output whose source is gone is removed.
+ * only when its source (or this compiler) is newer than its output, and an output whose source is
+ * gone is removed. Only relative specifiers naming an existing .ts file are rewritten, wherever
+ * they appear: a test that needs a TypeScript file's path at run time builds it from ROOT.
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const OPTIONS: ts.CompilerOptions = {
@@ -21,6 +24,9 @@ const OPTIONS: ts.CompilerOptions = {
   verbatimModuleSyntax: true,
   inlineSourceMap: true,
 };
+
+/** When this compiler last changed: an output older than it is compiled again. */
+const COMPILER_CHANGED = statSync(fileURLToPath(import.meta.url)).mtimeMs;
 
 /** How every compiled file starts (on its first line, so that lines keep their numbers): what `removeStale` removes. */
 const MARK = '/* compiled by scripts/compile-tests.ts from ';
@@ -57,7 +63,8 @@ export function compileTests(root: string, files: string[]): string[] {
     done.add(file);
     const out = compiledPath(file);
     const source = readFileSync(file, 'utf8');
-    const fresh = existsSync(out) && statSync(out).mtimeMs >= statSync(file).mtimeMs;
+    const fresh =
+      existsSync(out) && statSync(out).mtimeMs >= Math.max(statSync(file).mtimeMs, COMPILER_CHANGED);
     const js = fresh
       ? null
       : ts.transpileModule(source, { compilerOptions: OPTIONS, fileName: path.basename(file) }).outputText;
