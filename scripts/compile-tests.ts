@@ -69,13 +69,16 @@ export function compileTests(root: string, files: string[]): string[] {
       ? null
       : ts.transpileModule(source, { compilerOptions: OPTIONS, fileName: path.basename(file) }).outputText;
     // The imports are read from the source either way, so that a fresh output's imports are compiled too.
+    const targets = new Map<string, string>();
     for (const [, , spec] of source.matchAll(SPECIFIER)) {
       const target = sourceOf(file, spec!);
-      if (target && !target.startsWith(src)) queue.push(target);
+      if (!target) continue;
+      targets.set(spec!, target);
+      if (!target.startsWith(src)) queue.push(target);
     }
     if (js === null) continue;
     const rewritten = js.replace(SPECIFIER, (whole, quote: string, spec: string) => {
-      const target = sourceOf(file, spec);
+      const target = targets.get(spec);
       if (!target) return whole;
       const to = target.startsWith(src)
         ? path.join(dist, target.slice(src.length).replace(/\.ts$/, '.js'))
