@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { onEachDatabaseAtOnce } from './support/harness.ts';
+import { onEachDatabase } from './support/harness.ts';
 import { LIVE_VPA, RECEIVER, until, useLive, type LiveGateway } from './support/live.ts';
 import { fakeSetuSignature } from './support/fake-setu.ts';
 
@@ -40,7 +40,7 @@ const eventCount = (live: LiveGateway) =>
     .executeTakeFirstOrThrow()
     .then((r) => Number(r.n));
 
-await onEachDatabaseAtOnce('live channels', (kind) => {
+await onEachDatabase('live channels', (kind) => {
   describe(`live pay-ins through Setu on ${kind}`, () => {
     const live = useLive(kind);
     afterEach(async () => live().ledgerOk());

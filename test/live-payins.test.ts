@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
-import { onEachDatabaseAtOnce } from './support/harness.ts';
+import { onEachDatabase } from './support/harness.ts';
 import { LIVE_VPA, until, useLive, type LiveGateway } from './support/live.ts';
 import { SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 
@@ -32,7 +32,7 @@ const exceptionRow = (l: LiveGateway, id: string) =>
     .where('payment_id', '=', id)
     .execute();
 
-await onEachDatabaseAtOnce('live pay-ins against the fake Setu behind its document', (kind) => {
+await onEachDatabase('live pay-ins against the fake Setu behind its document', (kind) => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
   let proxy: SpecProxy;

@@ -11,14 +11,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';
-import { onEachDatabaseAtOnce } from './support/harness.ts';
+import { onEachDatabase } from './support/harness.ts';
 import { until, useLive, type LiveGateway } from './support/live.ts';
 import { CASHFREE_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 import { ledgerOf, payout, posts, reads } from './support/live-payouts.ts';
 
 const POLL_MS = 400;
 
-await onEachDatabaseAtOnce('live payouts through the Cashfree document', (kind) => {
+await onEachDatabase('live payouts through the Cashfree document', (kind) => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
   let proxy: SpecProxy;

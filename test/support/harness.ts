@@ -139,19 +139,17 @@ export async function skipFor(kind: 'sqlite' | 'postgres'): Promise<string | fal
 }
 
 /**
- * `suite(kind)` for each database, the two side by side in one describe block named `name`, each
- * database's own tests one after another. For files whose tests mostly wait (on a provider's pace,
- * a poll, an expiry), so that the waits of the two databases overlap; each suite has gateways of
- * its own and shares nothing with the other.
+ * `suite(kind)` for each database in one describe block named `name`, one database after the
+ * other, each with gateways and fakes of its own: the live files' expiries, polls and one-second
+ * channel timeouts keep to time only when the two do not share the machine's cores.
  */
-export async function onEachDatabaseAtOnce(
+export async function onEachDatabase(
   name: string,
   suite: (kind: 'sqlite' | 'postgres') => void,
 ): Promise<void> {
   const skips = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
-  describe(name, { concurrency: DATABASES.length }, () => {
-    for (const kind of DATABASES)
-      describe(`on ${kind}`, { concurrency: 1, skip: skips[kind] }, () => suite(kind));
+  describe(name, () => {
+    for (const kind of DATABASES) describe(`on ${kind}`, { skip: skips[kind] }, () => suite(kind));
   });
 }
 
