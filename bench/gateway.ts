@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { RequestSpec } from 'autocannon';
-import { drive, medianResult, type LoadResult, type Progress } from './load.ts';
+import { drive, median, medianResult, type LoadResult, type Progress } from './load.ts';
 import type { BenchOptions, ScenarioName } from './options.ts';
 import { paygateCli, type Server } from './processes.ts';
 
@@ -114,7 +114,7 @@ export async function measurePair(
   }
   const gm = medianResult(g);
   const bm = medianResult(b);
-  const ratio = bm.rps > 0 ? gm.rps / bm.rps : null;
+  const ratio = pairedRatio(g, b);
   const failures = gm.non2xx + gm.errors;
   return {
     scenario: pair.name,
@@ -129,4 +129,18 @@ export async function measurePair(
       ? `gateway answered ${gm.non2xx} non-2xx and had ${gm.errors} errors: ${JSON.stringify(gm.statusCodes)}`
       : undefined,
   };
+}
+
+/**
+ * The gateway's req/s over the baseline's: with several runs, the median of each run's own ratio
+ * (a gateway run over the baseline run right after it). The machine's speed drifts over a set of
+ * runs (±30 % here), and a ratio of the two medians can set a gateway run of a fast minute against
+ * a baseline run of a slow one.
+ */
+export function pairedRatio(gateway: LoadResult[], baseline: LoadResult[]): number | null {
+  const ratios = gateway.flatMap((g, i) => {
+    const b = baseline[i]!.rps;
+    return b > 0 ? [g.rps / b] : [];
+  });
+  return ratios.length > 0 ? median(ratios) : null;
 }

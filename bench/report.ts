@@ -123,7 +123,7 @@ export function formatDatabase(d: DatabaseReport, opts: BenchOptions): string {
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
   const lines = [
-    `${d.kind}: ${d.engine}; ${opts.connections} connections, ${opts.durationS} s per run, ${opts.runs === 1 ? '1 run' : `median of ${opts.runs} runs`}`,
+    `${d.kind}: ${d.engine}; ${opts.connections} connections, ${opts.durationS} s per run, ${opts.runs === 1 ? '1 run' : `median of ${opts.runs} runs (ratio: median of each run's own)`}`,
   ];
   if (body.length) {
     lines.push(
