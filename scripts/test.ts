@@ -12,8 +12,7 @@ import { longestFirst, root, runTests, testFiles } from './run-tests.ts';
 
 /** The longest files, longest first (by their time in a whole run on 2 cores). */
 const FIRST = [
-  'test/dashboard-browser.sqlite.test.ts',
-  'test/dashboard-browser.postgres.test.ts',
+  'test/dashboard-browser.test.ts',
   'test/dashboard.test.ts',
   'test/channels-check.test.ts',
   'test/cli.test.ts',

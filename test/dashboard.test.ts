@@ -2,7 +2,7 @@
  * The dashboard over HTTP, on both databases (CONTRACT §11): `paygate user create`, sign-in and its
  * limit, session cookies and idle expiry, CSRF, what a merchant's user may see, the list's filters,
  * IST days, keyset pages and CSV export, the ledger's running balance, and the audit log. The
- * browser's view of the same pages is test/support/dashboard-browser.ts.
+ * browser's view of the same pages is test/dashboard-browser.test.ts.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

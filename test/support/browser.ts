@@ -36,7 +36,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
       // Headless Chromium is the whole browser: every window it opens for a context also starts
       // the omnibox's popup, two WebUI renderers nobody sees. They cost more CPU than the pages
-      // under test (the dashboard in Chromium: 205 → 123 core-s).
+      // under test (dashboard-browser: 205 → 123 core-s).
       '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup',
     ],
   });

@@ -9,9 +9,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, PagePool, phoneContext, screenshot, watchConsole } from './browser.ts';
-import { type Gateway, skipFor, startGateway, testAccounts } from './harness.ts';
-import { startReceiver, verifyCallback, type Receiver } from './receiver.ts';
+import {
+  chromiumSkip,
+  launchChromium,
+  PagePool,
+  phoneContext,
+  screenshot,
+  watchConsole,
+} from './support/browser.ts';
+import { DATABASES } from './support/databases.ts';
+import { type Gateway, skipFor, startGateway, testAccounts } from './support/harness.ts';
+import { startReceiver, verifyCallback, type Receiver } from './support/receiver.ts';
 
 const SCREENS = ['phone', 'desktop'] as const;
 type Screen = (typeof SCREENS)[number];
@@ -94,12 +102,7 @@ async function fact(page: Page, term: string): Promise<string> {
     }, term);
 }
 
-/**
- * The suite on `kind`'s database. Each database's half is a test file of its own
- * (`test/dashboard-browser.*.test.ts`), so that the runner can give the two halves, its longest, a
- * slot each.
- */
-export async function dashboardInChromium(kind: 'sqlite' | 'postgres'): Promise<void> {
+for (const kind of DATABASES) {
   describe(`dashboard in Chromium on ${kind}`, { skip: chromiumSkip() || (await skipFor(kind)) }, () => {
     let gw: Gateway;
     let browser: Browser;
