@@ -149,10 +149,10 @@ describe('PostgreSQL connections killed under load', { skip: pgSkip }, () => {
   });
 
   it('stays up, answers 200 or 503 with Retry-After, loses and doubles nothing, and LISTENs again', async (t) => {
-    const answers: { route: string; order: string; body: unknown; answer: Answer }[] = [];
+    const answers: { route: string; order: string; body: unknown; answer: Answer; at: number }[] = [];
     const call = async (route: string, order: string, body: unknown) => {
       const answer = await post(server.baseUrl, key, route, body);
-      answers.push({ route, order, body, answer });
+      answers.push({ route, order, body, answer, at: Date.now() });
       return answer;
     };
     const payout = (order: string) => ({
@@ -189,7 +189,13 @@ describe('PostgreSQL connections killed under load', { skip: pgSkip }, () => {
     await new Promise((r) => setTimeout(r, 1000));
     killed.push(await terminateConnections(dbName(testDb.url)));
     const cutAt = Date.now();
-    await new Promise((r) => setTimeout(r, 500));
+    // The load goes on until it is served again after the cuts (the process did not stop serving it).
+    await until(
+      async () =>
+        answers.some((a) => a.at > cutAt && a.route !== '/sandbox/payin/complete' && a.answer.status === 200),
+      "the load's creations to be served again after the cuts",
+      15_000,
+    );
     stop = true;
     await load;
     t.diagnostic(
