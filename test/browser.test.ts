@@ -131,8 +131,26 @@ describe('hosted payment pages in Chromium on a phone', { skip: chromiumSkip() }
     const { page, problems } = await open(p.url);
     assert.ok(await page.getByRole('img', { name: /UPI QR code/ }).isVisible());
     await screenshot(page, 'p2p-pending');
+    // The answer to the button's POST is held until the page's own poll has seen SUCCESS: the page
+    // must leave the result to that navigation, not reload as well and send the customer back twice.
+    const path = new URL(p.url).pathname;
+    const reloads: string[] = [];
+    page.on('request', (r) => {
+      if (r.isNavigationRequest() && r.method() === 'GET' && new URL(r.url()).pathname === path)
+        reloads.push(r.url());
+    });
+    await page.route(`**${path}/simulate`, async (route) => {
+      // Sent on by Playwright, the POST lacks the browser's own Sec-Fetch-Site: given as the browser sends it.
+      const headers = { ...(await route.request().allHeaders()), 'sec-fetch-site': 'same-origin' };
+      const answer = await route.fetch({ maxRedirects: 0, headers });
+      // The pay-in is SUCCESS once the answer is in, so the poll's next status read says so.
+      await page.waitForEvent('requestfinished', (r) => r.url().endsWith(`${path}/status`));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await route.fulfill({ response: answer }).catch(() => undefined);
+    });
     await page.getByRole('button', { name: 'Simulate success' }).click();
     await page.waitForURL((u) => u.pathname === '/return');
+    assert.deepEqual(reloads, [], 'the page did not reload while the POST was under way');
     await page.getByRole('heading', { name: 'Back at the shop' }).waitFor();
     const landed = new URL(page.url());
     assert.equal(landed.origin, shop.url);

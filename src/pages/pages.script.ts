@@ -1,7 +1,9 @@
 /**
  * The one script of the hosted pages, on pending pages only: it counts the time left down and asks
  * `GET {page}/status` every 2 seconds; when the payment is final or expired it reloads the page, and
- * the server shows the result (or, for P2P, sends the customer back to the merchant). It also shows
+ * the server shows the result (or, for P2P, sends the customer back to the merchant). Once the customer
+ * submits a form (the sandbox's buttons) it stops: that navigation shows the result, and a reload
+ * racing it would send the customer back to the merchant twice. It also shows
  * the "Copy" button of the payee's UPI id, which only works with a script. Without
  * JavaScript the page works as before ("I have paid: check the status"). Allowed by its hash in the
  * Content-Security-Policy, like the stylesheet; no third-party code.
@@ -26,6 +28,7 @@ export const PAGE_JS = `
   var left = document.querySelector('time.left');
   var end = Date.now() + 1000 * Number(left ? left.getAttribute('data-seconds') : 0);
   var done = false;
+  document.addEventListener('submit', function () { done = true; });
   function finish() {
     if (done) return;
     done = true;
