@@ -39,10 +39,48 @@ for (const kind of DATABASES) {
 
     it('creates a refund: PENDING in the documented shape, the amount moved from available to held', async () => {
       const m = await paidMerchant(gw());
-      const paymentId = await m.paidIn(100);
+      const paymentId = await m.paidIn(100, {
+        user_details: { user_name: 'Asha Rao', phone_number: '9876543210', email: 'asha@example.com' },
+        callback_url: 'https://shop.example/payins',
+      });
       const body = refund(paymentId, 40.5, { reason: 'Returned item' });
       const res = await m.post(REFUND, body);
       assert.equal(res.status, 200, res.text);
+      // The record takes from its pay-in what its channel and its callback need.
+      const { db } = gw().database;
+      const payin = await db
+        .selectFrom('transactions')
+        .selectAll()
+        .where('payment_id', '=', paymentId)
+        .executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('transactions')
+        .selectAll()
+        .where('payment_id', '=', res.body.refund_id)
+        .executeTakeFirstOrThrow();
+      const copied = [
+        'channel',
+        'user_name',
+        'user_phone',
+        'user_email',
+        'callback_url',
+        'channel_payment_id',
+        'channel_payment_txn_id',
+      ] as const;
+      assert.deepEqual(
+        {
+          ...Object.fromEntries(copied.map((c) => [c, row[c]])),
+          refund_of: row.refund_of,
+          reason: row.reason,
+        },
+        {
+          ...Object.fromEntries(copied.map((c) => [c, payin[c]])),
+          refund_of: paymentId,
+          reason: 'Returned item',
+        },
+      );
+      assert.equal(row.user_name, 'Asha Rao');
+      assert.equal(row.callback_url, 'https://shop.example/payins');
       assert.deepEqual(Object.keys(res.body), [
         'success',
         'refund_id',
