@@ -1,7 +1,7 @@
 /**
  * The dashboard (CONTRACT §11) in a real browser: Chromium against a gateway listening on real HTTP
  * with its workers running, a merchant's callback receiver on 127.0.0.1, on a phone (390×844) and a
- * desktop (1280×800), as a merchant's user and as an operator. Every page is checked with axe-core
+ * desktop (1280×800; on PostgreSQL the desktop only), as a merchant's user and as an operator. Every page is checked with axe-core
  * (and screenshotted with SCREENSHOTS=1, as test/artifacts/dashboard-<page>-<phone|desktop>.png) and must load without
  * console errors (CSP violations included). One browser and one gateway per database.
  */
@@ -104,6 +104,9 @@ async function fact(page: Page, term: string): Promise<string> {
 
 for (const kind of DATABASES) {
   describe(`dashboard in Chromium on ${kind}`, { skip: chromiumSkip() || (await skipFor(kind)) }, () => {
+    // The layout does not depend on the database, nor the figures on the screen: every screen on
+    // SQLite, and on PostgreSQL the desktop, where each page shows the most of its data.
+    const screens: readonly Screen[] = kind === 'sqlite' ? SCREENS : ['desktop'];
     let gw: Gateway;
     let browser: Browser;
     let receiver: Receiver;
@@ -353,7 +356,7 @@ for (const kind of DATABASES) {
     });
 
     it('sign-in: fields labelled Email and Password and a Sign in button; a wrong password shows an error and makes no session', async () => {
-      for (const screen of SCREENS) {
+      for (const screen of screens) {
         const context = await newContext(screen);
         const { page, problems } = await open(context, '/dashboard');
         assert.equal(
@@ -404,7 +407,7 @@ for (const kind of DATABASES) {
     });
 
     it("a merchant's user: overview, transactions, a transaction, ledger and developers render, pass axe and show the merchant's figures", async () => {
-      for (const screen of SCREENS) {
+      for (const screen of screens) {
         const context = await session('merchant', screen);
 
         let { page, problems } = await open(context, '/dashboard');
@@ -498,7 +501,7 @@ for (const kind of DATABASES) {
     });
 
     it('an operator: overview, transactions, merchants, a merchant, exceptions, reconciliation, ledger check and activity render and pass axe', async () => {
-      for (const screen of SCREENS) {
+      for (const screen of screens) {
         const context = await session('operator', screen);
 
         let { page, problems } = await open(context, '/dashboard');
@@ -574,7 +577,7 @@ for (const kind of DATABASES) {
 
     it('filters with the selects and Apply show exactly the matching rows; search by payment_id, order number and UTR finds the transaction', async () => {
       for (const role of ROLES)
-        for (const screen of SCREENS) {
+        for (const screen of screens) {
           const context = await session(role, screen);
           const { page, problems } = await open(context, '/dashboard/transactions');
           await filterSuccessfulPayins(page);
@@ -648,7 +651,7 @@ for (const kind of DATABASES) {
 
     it('a transaction opened from the list shows its timeline, ledger journal and callback deliveries with attempts', async () => {
       for (const role of ROLES)
-        for (const screen of SCREENS) {
+        for (const screen of screens) {
           const context = await session(role, screen);
           const { page, problems } = await open(context, `/dashboard/transactions?q=${paidUtr}`);
           await Promise.all([
@@ -701,7 +704,7 @@ for (const kind of DATABASES) {
 
     it('Resend callback: the receiver gets it again, the page lists the new delivery, and Activity says who resent what', async () => {
       for (const role of ROLES)
-        for (const screen of SCREENS) {
+        for (const screen of screens) {
           const context = await session(role, screen);
           const { page, problems } = await open(context, `/dashboard/transactions/${tx.resend}`);
           const before = receiver.forPayment(tx.resend).length;
@@ -741,16 +744,21 @@ for (const kind of DATABASES) {
           await finish(page, problems);
         }
 
-      // Four resends so far; the fifth within the hour is allowed, the sixth is refused on the page.
+      // One resend so far for each role and screen; up to the fifth within the hour they are
+      // allowed, the sixth is refused on the page.
       const { page, problems } = await open(
         await session('merchant', 'phone'),
         `/dashboard/transactions/${tx.resend}`,
       );
       const target = `${base}/dashboard/transactions/${tx.resend}/resend`;
-      await Promise.all([
-        page.waitForURL(`${base}/dashboard/transactions/${tx.resend}?done=resent`),
-        page.getByRole('button', { name: 'Resend callback' }).click(),
-      ]);
+      for (let resent = ROLES.length * screens.length; resent < 5; resent++) {
+        if (page.url().endsWith('?done=resent'))
+          await page.goto(`${base}/dashboard/transactions/${tx.resend}`);
+        await Promise.all([
+          page.waitForURL(`${base}/dashboard/transactions/${tx.resend}?done=resent`),
+          page.getByRole('button', { name: 'Resend callback' }).click(),
+        ]);
+      }
       await deliveredAll(tx.resend, 6);
       const received = receiver.forPayment(tx.resend).length;
       const [res] = await Promise.all([
@@ -772,7 +780,7 @@ for (const kind of DATABASES) {
 
     it('Export CSV with a filter applied downloads exactly the filtered rows, header first, formula-like order numbers escaped', async () => {
       for (const role of ROLES)
-        for (const screen of SCREENS) {
+        for (const screen of screens) {
           const context = await session(role, screen);
           const { page, problems } = await open(context, '/dashboard/transactions');
           await filterSuccessfulPayins(page);
@@ -815,7 +823,7 @@ for (const kind of DATABASES) {
     });
 
     it('developers: Rotate API key shows the new key once; it works at once and the old key gets 401 within 2 s; the webhook secret and the default callback URL change', async () => {
-      for (const screen of SCREENS) {
+      for (const screen of screens) {
         const context = await session('merchant', screen);
         const old = keys.get(A)!;
         await apiAnswers(old, 200, 1); // the old key is known to (and cached by) the API
@@ -894,7 +902,7 @@ for (const kind of DATABASES) {
     });
 
     it('an operator creates a merchant (key shown once), credits its wallet, disables and enables it, and rotates its key; Activity lists it all', async () => {
-      for (const screen of SCREENS) {
+      for (const screen of screens) {
         const context = await session('operator', screen);
         const { page, problems } = await open(context, '/dashboard/merchants');
         const name = `Kirana ${screen}`;
@@ -1019,7 +1027,7 @@ for (const kind of DATABASES) {
     });
 
     it("the new merchant's page names its two secrets apart (each in a region of its own name)", async () => {
-      for (const screen of SCREENS) {
+      for (const screen of screens) {
         const { page, problems } = await open(await session('operator', screen), '/dashboard/merchants');
         await page.getByLabel('Name', { exact: true }).fill(`Dhaba ${screen}`);
         await Promise.all([
@@ -1044,7 +1052,7 @@ for (const kind of DATABASES) {
     });
 
     it("a merchant's user gets the 404 page for another merchant's transaction opened by URL", async () => {
-      for (const screen of SCREENS) {
+      for (const screen of screens) {
         const merchant = await session('merchant', screen);
         const path = `/dashboard/transactions/${tx.other}`;
         let { page, problems } = await open(merchant, path, 404);
@@ -1078,7 +1086,7 @@ for (const kind of DATABASES) {
 
     it('a form posted without its CSRF token, or with a wrong one, is refused with 403 and changes nothing', async () => {
       for (const role of ROLES)
-        for (const screen of SCREENS) {
+        for (const screen of screens) {
           const context = await session(role, screen);
           const path = role === 'merchant' ? '/dashboard/developers' : `/dashboard/merchants/${A}`;
           const action = role === 'merchant' ? 'Rotate API key' : 'Credit wallet';
@@ -1140,7 +1148,7 @@ for (const kind of DATABASES) {
 
     it('Sign out ends the session: the old cookie sent again is sent to the sign-in page', async () => {
       for (const role of ROLES)
-        for (const screen of SCREENS) {
+        for (const screen of screens) {
           const context = await newContext(screen);
           const page = await signIn(context, role);
           const problems = watchConsole(page);
