@@ -1,11 +1,10 @@
 /**
  * `npm test`: every test file, run by node's test runner several files at a time. Most files spend
- * their time waiting (on Chromium, a child process, a callback): with three at once two cores were
- * busy 1.4 of the time, and four take a whole run from 292–296 s to 260–278 s (and pass with a busy
- * loop holding one of the two cores: 355 s). The files that take longest start first, so that none of them is left running alone at the
- * end. Files named as arguments run alone; other arguments are passed on to `node --test`
- * (`npm test -- --test-concurrency=1` runs one file at a time; `npm test -- --test-name-pattern=refund`
- * runs some tests).
+ * their time waiting (on Chromium, a child process, a callback), so four at once keep two cores
+ * busy (three kept them 1.4 busy). The files that take longest start first, so that none of them is
+ * left running alone at the end. Files named as arguments run alone; other arguments are passed on
+ * to `node --test` (`npm test -- --test-concurrency=1` runs one file at a time;
+ * `npm test -- --test-name-pattern=refund` runs some tests).
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';

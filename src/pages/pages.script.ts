@@ -1,9 +1,9 @@
 /**
  * The one script of the hosted pages, on pending pages only: it counts the time left down and asks
  * `GET {page}/status` every 2 seconds; when the payment is final or expired it reloads the page, and
- * the server shows the result (or, for P2P, sends the customer back to the merchant). Once the customer
- * submits a form (the sandbox's buttons) it stops: that navigation shows the result, and a reload
- * racing it would send the customer back to the merchant twice. It also shows
+ * the server shows the result (or, for P2P, sends the customer back to the merchant). Once the
+ * customer submits a form (the sandbox's buttons) it reloads nothing: that navigation shows the
+ * result, and a reload racing it would send the customer back to the merchant twice. It also shows
  * the "Copy" button of the payee's UPI id, which only works with a script. Without
  * JavaScript the page works as before ("I have paid: check the status"). Allowed by its hash in the
  * Content-Security-Policy, like the stylesheet; no third-party code.
