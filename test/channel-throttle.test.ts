@@ -49,32 +49,80 @@ describe('retryAfterMs', () => {
     assert.equal(pausedFor(), 1000);
   });
 
-  it('spaces calls evenly: callers in bursts of a second’s worth never put more than the limit in any second', async () => {
-    const t = new Throttle(100);
-    const started: number[] = [];
-    const calls: Promise<void>[] = [];
-    // A call whose turn is now is written down only once the loop below has issued every call of its
-    // burst (its continuation waits for that synchronous code), up to 12 ms late on a loaded machine;
-    // the calls that wait for a turn are written down as their timer fires. So the one call that
-    // could start at once starts before the bursts.
-    await t.take();
-    for (let burst = 0; burst < 3; burst++) {
-      for (let i = 0; i < 100; i++) calls.push(t.take().then(() => void started.push(performance.now())));
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    await Promise.all(calls);
-    started.sort((a, b) => a - b);
-    // Any 101 calls in a row span a second, to the millisecond a timer may round off.
-    for (let i = 0; i + 100 < started.length; i++)
-      assert.ok(
-        started[i + 100]! - started[i]! >= 990,
-        `calls ${i}..${i + 100} within ${started[i + 100]! - started[i]!} ms`,
-      );
-    // Each call waits for the one before it by about a hundredth of a second: no bursts.
-    const bunched = started.slice(1).filter((at, i) => at - started[i]! < 5).length;
-    assert.ok(bunched < 30, `${bunched} of ${started.length} calls started within 5 ms of the one before`);
+  it('spaces calls evenly: callers in bursts of a second’s worth start one every 10 ms, never more than the limit in any second', async () => {
+    const clock = new FakeClock();
+    const started = await bursts(new Throttle(100, clock.now, clock.sleep), clock);
+    assert.equal(started.length, 301);
+    const gaps = started.slice(1).map((at, i) => at - started[i]!);
+    assert.deepEqual(
+      [...new Set(gaps)],
+      [10],
+      'each call starts a hundredth of a second after the one before',
+    );
+    assertLimit(started, 100);
+  });
+
+  it('a call whose timer fires late does not let the calls after it crowd a second past the limit', async () => {
+    // Every fifth wake-up comes 30 ms late, as on a busy event loop.
+    const clock = new FakeClock((n) => (n % 5 === 0 ? 30 : 0));
+    const started = await bursts(new Throttle(100, clock.now, clock.sleep), clock);
+    assert.equal(started.length, 301);
+    assertLimit(started, 100);
   });
 });
+
+/**
+ * A clock for the throttle that moves only when every call waiting on it has done what it can:
+ * `run` lets the pending continuations run, then wakes the earliest sleeper (`lateMs` after its
+ * time, for the nth wake-up), until nobody sleeps.
+ */
+class FakeClock {
+  private at = 0;
+  private wakes = 0;
+  private sleepers: { until: number; wake: () => void }[] = [];
+
+  constructor(private readonly lateMs: (n: number) => number = () => 0) {}
+
+  readonly now = () => this.at;
+
+  readonly sleep = (ms: number) =>
+    new Promise<void>((wake) => this.sleepers.push({ until: this.at + ms, wake }));
+
+  async run(): Promise<void> {
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.sleepers.length === 0) return;
+      this.sleepers.sort((a, b) => a.until - b.until);
+      const next = this.sleepers.shift()!;
+      this.at = Math.max(this.at, next.until + this.lateMs(++this.wakes));
+      next.wake();
+    }
+  }
+}
+
+/** One call, then three bursts of 100 callers 300 ms apart; the times the calls started, in order. */
+async function bursts(t: Throttle, clock: FakeClock): Promise<number[]> {
+  const started: number[] = [];
+  const calls: Promise<void>[] = [t.take().then(() => void started.push(clock.now()))];
+  for (let burst = 0; burst < 3; burst++)
+    calls.push(
+      clock.sleep(300 * burst).then(() => {
+        for (let i = 0; i < 100; i++) calls.push(t.take().then(() => void started.push(clock.now())));
+      }),
+    );
+  await clock.run();
+  await Promise.all(calls);
+  return started.sort((a, b) => a - b);
+}
+
+/** No second, measured from any call's start, holds more than `limit` starts. */
+function assertLimit(started: number[], limit: number): void {
+  for (let i = 0; i + limit < started.length; i++)
+    assert.ok(
+      started[i + limit]! - started[i]! >= 1000,
+      `calls ${i}..${i + limit} started within ${started[i + limit]! - started[i]!} ms`,
+    );
+}
 
 for (const kind of DATABASES) {
   describe(`Cashfree calls throttled on ${kind}`, { skip: await skipFor(kind) }, () => {

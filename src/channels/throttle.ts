@@ -31,6 +31,9 @@ export class Throttle {
   constructor(
     readonly maxPerSecond: number,
     private readonly now: () => number = Date.now,
+    /** Waits `ms` on the clock `now` reads. */
+    private readonly sleep: (ms: number) => Promise<void> = (ms) =>
+      new Promise((resolve) => setTimeout(resolve, ms)),
   ) {
     if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
     this.gapMs = 1000 / maxPerSecond;
@@ -47,7 +50,7 @@ export class Throttle {
       const at = Math.max(now, this.nextTurn, this.pausedUntil);
       if (at > notAfter) return false;
       this.nextTurn = at + this.gapMs;
-      if (at > now) await new Promise((r) => setTimeout(r, Math.ceil(at - now)));
+      if (at > now) await this.sleep(Math.ceil(at - now));
       // A 429 that came while this call waited for its turn holds it back too.
       if (this.pausedUntil <= this.now()) {
         await this.begin();
@@ -66,7 +69,7 @@ export class Throttle {
         this.beganHead = (this.beganHead + 1) % this.began.length;
         return;
       }
-      await new Promise((r) => setTimeout(r, Math.ceil(free - now)));
+      await this.sleep(Math.ceil(free - now));
     }
   }
 
