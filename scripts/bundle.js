@@ -1,7 +1,8 @@
 // The second half of `npm run build`: bin/paygate.js as a few files instead of some 700 modules.
 // A command such as `paygate merchant list` then takes 0.24 CPU-s rather than 0.61 (measured on 2
-// cores): Node resolves, reads and compiles one file for kysely's 262 modules, pg's and Paygate's own. The server's part (Fastify and the rest) is a chunk of its own, loaded by `serve`
-// alone. The chunks sit in dist/ itself, beside the files tsc writes, so that a module's
+// cores): Node resolves, reads and compiles one file for kysely's 262 modules, pg's and Paygate's
+// own. The server's part (Fastify and the rest) is a chunk of its own, loaded by `serve` alone.
+// The chunks sit in dist/ itself, beside the files tsc writes, so that a module's
 // `new URL('../package.json', import.meta.url)` still names the package's own file.
 import { readdirSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';

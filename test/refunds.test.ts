@@ -9,6 +9,7 @@ import { afterEach, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Reply } from './support/harness.ts';
+import { findTransaction } from '../src/transactions/transactions.repository.ts';
 import { countEntries, countRefunds, paidMerchant, refund, refundNo } from './support/refunds.ts';
 
 const REFUND = '/payments/refund';
@@ -47,17 +48,8 @@ for (const kind of DATABASES) {
       const res = await m.post(REFUND, body);
       assert.equal(res.status, 200, res.text);
       // The record takes from its pay-in what its channel and its callback need.
-      const { db } = gw().database;
-      const payin = await db
-        .selectFrom('transactions')
-        .selectAll()
-        .where('payment_id', '=', paymentId)
-        .executeTakeFirstOrThrow();
-      const row = await db
-        .selectFrom('transactions')
-        .selectAll()
-        .where('payment_id', '=', res.body.refund_id)
-        .executeTakeFirstOrThrow();
+      const payin = (await findTransaction(gw().database.db, paymentId))!;
+      const row = (await findTransaction(gw().database.db, res.body.refund_id))!;
       const copied = [
         'channel',
         'user_name',
