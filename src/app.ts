@@ -123,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     notifications: services.notifications,
     stuckAfterMs: config.channelStuckAfterS * 1000,
     leaseMs: workerLeaseMs(config.channelTimeoutMs),
+    channelNames: services.channelNames,
   });
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));

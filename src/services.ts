@@ -37,6 +37,8 @@ export interface Services {
   cashfree: CashfreeChannel | null;
   /** Every configured channel by name, for the worker. */
   channel(name: string): Channel | undefined;
+  /** The names of the configured channels. */
+  channelNames: string[];
   /** Sets where the live channels report each request (the app's metrics). */
   observeChannels(observer: ChannelObserver): void;
   outcomes: ChannelOutcomes;
@@ -101,6 +103,7 @@ export function buildServices(config: Config, database: Database, now: () => num
     setu,
     cashfree,
     channel: (name) => byName.get(name),
+    channelNames: [...byName.keys()],
     observeChannels(observer) {
       for (const c of [setu, cashfree]) if (c) c.http.observe = observer;
     },

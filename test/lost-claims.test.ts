@@ -90,7 +90,9 @@ for (const kind of DATABASES) {
       const g = gw();
       const id = await pendingPayout(g, 'lost-claim');
       const claim = async (now: number, owner?: string) =>
-        (await claimDueTransactions(g.database, now, LEASE_MS, 100, owner)).find((r) => r.payment_id === id);
+        (await claimDueTransactions(g.database, 'sandbox', now, LEASE_MS, 100, owner)).find(
+          (r) => r.payment_id === id,
+        );
 
       const now = Date.now() + 1000;
       const lost = LostClaims.start(now, LEASE_MS);
@@ -117,7 +119,7 @@ for (const kind of DATABASES) {
 
       // A process claimed it, may have sent it, and was killed: its claim is never given back.
       const claimedAt = Date.now() + 1000;
-      await claimDueTransactions(g.database, claimedAt, LEASE_MS, 100, 'killed');
+      await claimDueTransactions(g.database, 'sandbox', claimedAt, LEASE_MS, 100, 'killed');
       const leaseEnd = (await row()).lease_until!;
       const sandbox = g.paygate.services.channel('sandbox')!;
       const gap = sandbox.pollDelayMs('payout', 0);

@@ -11,7 +11,7 @@
  * give exactly those rows back (`giveBack`) instead of leaving them until their lease runs out.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely, RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from './database.ts';
 import { isUnavailableError } from './errors.ts';
 import type { Tables } from './schema.ts';
@@ -31,6 +31,17 @@ export interface WorkTable<T extends keyof Tables> {
   alsoSet?: Partial<Record<keyof Tables[T] & string, RawBuilder<unknown>>>;
 }
 
+/**
+ * `status in ('A', 'B')` with the open values written into the statement: a partial index on the
+ * open rows serves only a statement whose condition is the index's own, which SQLite checks on the
+ * statement's text and PostgreSQL cannot check against a parameter of a generic plan.
+ */
+function isOpen<T extends keyof Tables>(work: WorkTable<T>): RawBuilder<boolean> {
+  for (const value of work.open) if (!/^[A-Za-z_]+$/.test(value)) throw new Error(`not a state: ${value}`);
+  const values = work.open.map((v) => `'${v}'`).join(', ');
+  return sql<boolean>`${sql.ref(work.stateColumn ?? 'status')} in (${sql.raw(values)})`;
+}
+
 export async function claimDue<T extends keyof Tables>(
   database: Pick<Database, 'db' | 'lockRows'>,
   work: WorkTable<T>,
@@ -40,6 +51,8 @@ export async function claimDue<T extends keyof Tables>(
   owner?: string,
   /** Keys the claimant still has in hand (their leases may have run out): not claimed again. */
   inHand: readonly string[] = [],
+  /** Only the rows whose `column` holds `value` (one channel's transactions, say). */
+  only?: { column: keyof Tables[T] & string; value: string },
 ): Promise<Tables[T][]> {
   // The columns are checked by WorkTable's types; kysely cannot follow a table chosen at run time.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -50,7 +63,8 @@ export async function claimDue<T extends keyof Tables>(
   const due = db
     .selectFrom(table)
     .select(key)
-    .where(work.stateColumn ?? 'status', 'in', work.open)
+    .$if(only !== undefined, (q) => q.where(only!.column as string, '=', only!.value))
+    .where(isOpen(work))
     .where(dueAt, '<=', now)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .$if(inHand.length > 0, (q) => q.where(key, 'not in', inHand))
@@ -93,7 +107,7 @@ export async function giveBack<T extends keyof Tables>(
     .updateTable(table)
     .set({ lease_until: null, ...undo })
     // The claim took due rows and left their due time alone: the due index finds them.
-    .where(work.stateColumn ?? 'status', 'in', work.open)
+    .where(isOpen(work))
     .where(dueAt, '<=', claim.now)
     .where('lease_until', '=', claim.leaseUntil)
     .where('lease_owner', '=', claim.owner)

@@ -27,6 +27,7 @@ import { migrationProvider } from './migration-provider.ts';
 import { SqliteReads } from './sqlite-reads.ts';
 import { connectionLog, silentLogger, type ConnectionLog, type DatabaseLogger } from './connection-health.ts';
 import { PgListener } from './pg-listener.ts';
+import { nameStatements, StatementNames } from './pg-statements.ts';
 import { isUnavailableError } from './errors.ts';
 import { postgresStatusReader, sqliteStatusReader, type StatusReader } from './status-reads.ts';
 
@@ -264,8 +265,10 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   // connections only; a connection checked out (between a transaction's statements, say) needs
   // its own. The query in flight fails with the error (503); the pool drops the connection.
   pool.on('error', (err) => health.lost(err));
+  const names = new StatementNames();
   pool.on('connect', (client) => {
     client.on('error', (err) => health.lost(err));
+    nameStatements(client, names);
     health.back();
   });
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });

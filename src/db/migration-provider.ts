@@ -14,6 +14,7 @@ import { consoleUsers } from './console-users.migration.ts';
 import { exceptions } from './exceptions.migration.ts';
 import { liveRefunds } from './live-refunds.migration.ts';
 import { refundIndex } from './refund-index.migration.ts';
+import { channelClaims } from './channel-claims.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -29,6 +30,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0013_live_refunds': liveRefunds(),
         '0014_exceptions': exceptions(),
         '0015_refund_index': refundIndex(),
+        '0016_channel_claims': channelClaims(),
       };
     },
   };

@@ -22,16 +22,23 @@ const DUE_TRANSACTIONS: WorkTable<'transactions'> = {
   },
 };
 
-/** Claims transactions whose next action is due, for `leaseMs`. */
+/**
+ * Claims `channel`'s transactions whose next action is due, for `leaseMs`, earliest due first
+ * (the index on the open transactions by channel and due time, `channel-claims.migration.ts`).
+ */
 export function claimDueTransactions(
   database: Pick<Database, 'db' | 'lockRows'>,
+  channel: string,
   now: number,
   leaseMs: number,
   limit: number,
   owner?: string,
   inHand: readonly string[] = [],
 ): Promise<TransactionRow[]> {
-  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit, owner, inHand);
+  return claimDue(database, DUE_TRANSACTIONS, now, leaseMs, limit, owner, inHand, {
+    column: 'channel',
+    value: channel,
+  });
 }
 
 /**

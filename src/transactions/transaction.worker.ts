@@ -49,6 +49,8 @@ export class TransactionWorker {
   private unsubscribe: (() => void) | null = null;
   /** Rows claimed here whose step failed while the database was down: given back when it is back. */
   private readonly held = new Map<string, { lease: number; nextActionAt: number | null }>();
+  /** Ends the wait of a running drain for room (`untilRoom`): the worker is stopping. */
+  private interruptWait: (() => void) | null = null;
 
   constructor(
     private readonly database: Database,
@@ -61,6 +63,8 @@ export class TransactionWorker {
       outcomes: ChannelOutcomes;
       /** Applies stored channel notifications that their request did not. */
       notifications: NotificationService;
+      /** The channels whose transactions it works on (each is claimed on its own). */
+      channelNames: readonly string[];
       /** CHANNEL_STUCK_AFTER_S in ms: a live transaction not final after it is an exception. */
       stuckAfterMs: number;
       /**
@@ -87,6 +91,7 @@ export class TransactionWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.interruptWait?.();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.unsubscribe?.();
@@ -144,49 +149,50 @@ export class TransactionWorker {
   }
 
   /**
-   * Works through everything due now. Returns how many rows it handled. At most BATCH rows are in
-   * hand at once, and more are claimed as soon as half of them are done: the channel's throttle
-   * always has the next calls waiting (a batch finished to its slowest call before the next was
-   * claimed left every rate limit's second a claim and a call's time short). A row in hand is not
-   * claimed again here, even once its lease has run out: its step may still be reading or sending it.
+   * Works through everything due now. Returns how many rows it handled. Each channel's due rows
+   * are claimed on their own, earliest due first, and at most BATCH of a channel's rows are in hand
+   * at once: a backlog on one channel (tens of thousands of pay-ins waiting on a provider's rate
+   * limit) never holds back another channel's payouts. More of a channel's rows are claimed as soon
+   * as half of those in hand are done, so that its throttle always has the next calls waiting (a
+   * batch finished to its slowest call before the next was claimed left every rate limit's second a
+   * claim and a call's time short); while every busy channel's hands are full, the others are looked
+   * at again every poll interval. A row in hand is not claimed again here, even once its lease has
+   * run out: its step may still be reading or sending it. The rows of a channel this process does
+   * not have configured are left to a process that has it.
    */
   async drain(): Promise<number> {
     let handled = 0;
-    /** The rows whose steps are running, and each one's lease. */
-    const inHand = new Map<string, { step: Promise<void>; leaseUntil: number | null }>();
+    /** The rows whose steps are running, each with its lease and channel. */
+    const inHand = new Map<string, { step: Promise<void>; leaseUntil: number | null; channel: string }>();
+    const heldBy = (channel: string) => {
+      let n = 0;
+      for (const r of inHand.values()) if (r.channel === channel) n++;
+      return n;
+    };
     try {
       for (;;) {
-        const room = BATCH - inHand.size;
-        let rows: TransactionRow[];
-        let claim: Claim | null = null;
-        try {
-          await this.giveBackHeld();
-          await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
-          claim = LostClaims.start(this.now, this.options.leaseMs);
-          rows = await claimDueTransactions(
-            this.database,
-            claim.now,
-            this.options.leaseMs,
-            room,
-            claim.owner,
-            // A row whose lease still runs is not due; one whose lease ran out during its step is.
-            [...inHand].filter(([, r]) => (r.leaseUntil ?? 0) < claim!.now).map(([id]) => id),
-          );
-          this.storeDown.ok();
-        } catch (err) {
-          if (claim) this.lostClaims.failed(claim, err);
-          // Tried again when the database is back, or after RECOVERY_CHECK_MS: it is not hammered.
-          this.storeDown.failed(err, 'claiming due transactions failed');
-          return handled;
+        /** Whether a channel may have more due than it had room for. */
+        let more = false;
+        for (const channel of this.options.channelNames) {
+          const room = BATCH - heldBy(channel);
+          if (room < BATCH / 2) {
+            more = true;
+            continue;
+          }
+          const rows = await this.claim(channel, room, inHand);
+          if (rows === null) return handled;
+          for (const row of rows)
+            inHand.set(row.payment_id, {
+              step: this.handle(row).finally(() => inHand.delete(row.payment_id)),
+              leaseUntil: row.lease_until,
+              channel,
+            });
+          handled += rows.length;
+          if (rows.length === room) more = true;
         }
-        for (const row of rows)
-          inHand.set(row.payment_id, {
-            step: this.handle(row).finally(() => inHand.delete(row.payment_id)),
-            leaseUntil: row.lease_until,
-          });
-        handled += rows.length;
-        if (rows.length < room || this.stopped) break;
-        while (inHand.size > BATCH / 2) await Promise.race([...inHand.values()].map((r) => r.step));
+        if (!more || this.stopped) break;
+        const full = this.options.channelNames.filter((c) => heldBy(c) > BATCH / 2);
+        if (full.length > 0) await this.untilRoom(inHand, full, heldBy);
       }
     } finally {
       await Promise.all([...inHand.values()].map((r) => r.step));
@@ -202,6 +208,65 @@ export class TransactionWorker {
       }
     }
     return handled;
+  }
+
+  /** Claims up to `room` of `channel`'s due rows; null when the database failed (reported). */
+  private async claim(
+    channel: string,
+    room: number,
+    inHand: Map<string, { leaseUntil: number | null; channel: string }>,
+  ): Promise<TransactionRow[] | null> {
+    let claim: Claim | null = null;
+    try {
+      await this.giveBackHeld();
+      await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
+      claim = LostClaims.start(this.now, this.options.leaseMs);
+      const rows = await claimDueTransactions(
+        this.database,
+        channel,
+        claim.now,
+        this.options.leaseMs,
+        room,
+        claim.owner,
+        // A row whose lease still runs is not due; one whose lease ran out during its step is.
+        [...inHand]
+          .filter(([, r]) => r.channel === channel && (r.leaseUntil ?? 0) < claim!.now)
+          .map(([id]) => id),
+      );
+      this.storeDown.ok();
+      return rows;
+    } catch (err) {
+      if (claim) this.lostClaims.failed(claim, err);
+      // Tried again when the database is back, or after RECOVERY_CHECK_MS: it is not hammered.
+      this.storeDown.failed(err, 'claiming due transactions failed');
+      return null;
+    }
+  }
+
+  /**
+   * Waits until a channel among `full` has room again (half of its rows in hand are done), or a
+   * poll interval has passed (the other channels are then looked at again), or the worker stops.
+   */
+  private async untilRoom(
+    inHand: Map<string, { step: Promise<void> }>,
+    full: string[],
+    heldBy: (channel: string) => number,
+  ): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let over = false;
+    const interrupted = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.pollMs);
+      this.interruptWait = resolve;
+    }).then(() => {
+      over = true;
+    });
+    try {
+      while (!over && !this.stopped && full.every((c) => heldBy(c) > BATCH / 2))
+        await Promise.race([interrupted, ...[...inHand.values()].map((r) => r.step)]);
+    } finally {
+      clearTimeout(timer);
+      this.interruptWait = null;
+    }
   }
 
   /**

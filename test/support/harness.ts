@@ -173,6 +173,8 @@ export function clockedWorker(
     pollMs: number;
     /** The channels it may call (the gateway's, unless told). */
     channels?: (name: string) => Channel | undefined;
+    /** The channels whose transactions it claims (the gateway's, unless told). */
+    channelNames?: string[];
   },
 ): TransactionWorker {
   const { services } = g.paygate;
@@ -184,5 +186,6 @@ export function clockedWorker(
     notifications: services.notifications,
     stuckAfterMs: 86_400_000,
     leaseMs: opts.leaseMs,
+    channelNames: opts.channelNames ?? services.channelNames,
   });
 }

@@ -195,10 +195,10 @@ export const HOT_PATHS: HotPath[] = [
   {
     name: 'worker: claim of due transactions',
     uses: [
-      { table: 'transactions', columns: ['status', 'next_action_at'] },
+      { table: 'transactions', columns: ['channel', 'next_action_at'] },
       { table: 'transactions', columns: PK },
     ],
-    issue: (on, v) => claimDueTransactions(on, v.now, 30_000, 50),
+    issue: (on, v) => claimDueTransactions(on, 'sandbox', v.now, 30_000, 50),
   },
   {
     name: 'worker: accepted payouts recorded',
