@@ -161,7 +161,6 @@ for (const kind of DATABASES) {
         leaseMs: 30_000,
         pollMs: 1000,
         channels: () => undefined,
-        channelNames: [channel.name],
       });
       assert.ok((await worker.drain()) >= 1);
       assert.deepEqual(await rowsOf(g, 'rf-3'), []);

@@ -91,14 +91,23 @@ describe('named statements on PostgreSQL', async () => {
     'a column added under a named statement: it fails once, then answers with the new shape',
     { skip },
     async () => {
-      const read = async () =>
-        (await sql<Record<string, unknown>>`select * from shapes where id = ${'x'}`.execute(database.db))
-          .rows[0];
-      // Named on every connection the pool holds: the pool has one connection here until it needs more.
-      for (let i = 0; i < 4; i++) assert.deepEqual(await read(), { id: 'x', a: 1 });
-      await sql`alter table shapes add column b int default 2`.execute(database.db);
-      await assert.rejects(read(), /cached plan must not change result type/);
-      assert.deepEqual(await read(), { id: 'x', a: 1, b: 2 });
+      await database.db.connection().execute(async (db) => {
+        const read = async () =>
+          (await sql<Record<string, unknown>>`select * from shapes where id = ${'x'}`.execute(db)).rows[0];
+        const prepared = async () =>
+          (await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db)).rows.map(
+            (r) => r.name,
+          );
+        for (let i = 0; i < 4; i++) assert.deepEqual(await read(), { id: 'x', a: 1 });
+        const before = await prepared();
+        assert.ok(before.length >= 1, JSON.stringify(before));
+        await sql`alter table shapes add column b int default 2`.execute(db);
+        await assert.rejects(read(), /cached plan must not change result type/);
+        assert.deepEqual(await read(), { id: 'x', a: 1, b: 2 });
+        assert.deepEqual(await prepared(), [], 'the statements prepared before are deallocated');
+        for (let i = 0; i < 3; i++) assert.deepEqual(await read(), { id: 'x', a: 1, b: 2 });
+        assert.equal((await prepared()).length, 1, 'and the text is named afresh');
+      });
     },
   );
 });

@@ -7,64 +7,111 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Channel } from '../src/channels/channel.ts';
 import { insertTransactions } from '../src/transactions/transactions.repository.ts';
+import type { TransactionWorker } from '../src/transactions/transaction.worker.ts';
 import { DATABASES } from './support/databases.ts';
-import { clockedWorker, skipFor, useGateway } from './support/harness.ts';
+import { clockedWorker, skipFor, useGateway, type Gateway } from './support/harness.ts';
 import { newPayin } from './support/hot-paths.ts';
 import { RECEIVER, until } from './support/live.ts';
 
 const BACKLOG = 250;
+/** Longer than any wait below: only a wake-up can end the worker's wait in time. */
+const POLL_MS = 10_000;
+const LATE_MS = 300;
+
+/**
+ * 250 open pay-ins of a channel "slow…", due a minute ago, and a worker that claims it and the
+ * sandbox: every call that asks "slow…" about a pay-in waits until `answer()` (then: nothing paid).
+ */
+async function slowBacklog(g: Gateway, tag: string) {
+  const now = Date.now();
+  await insertTransactions(
+    g.database.db,
+    Array.from({ length: BACKLOG }, (_, i) => ({
+      ...newPayin({
+        merchantId: g.merchant.merchant_id,
+        orderNo: `${tag}-${i}`,
+        paymentId: `${tag}${String(i).padStart(32 - tag.length, '0')}`,
+        keyHash: '',
+        now: now - 60_000,
+      }),
+      channel: `slow${tag}`,
+      expires_at: now + 3_600_000,
+    })),
+  );
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  const state = { asked: 0, askedLate: 0 };
+  const sandbox = g.paygate.services.channel('sandbox')!;
+  const slow: Channel = Object.assign(Object.create(sandbox) as Channel, {
+    name: `slow${tag}`,
+    async payinOutcome() {
+      state.asked++;
+      await answered;
+      return null;
+    },
+  });
+  // A third channel, whose one pay-in falls due LATE_MS after the others: no wake-up announces it.
+  await insertTransactions(g.database.db, [
+    {
+      ...newPayin({
+        merchantId: g.merchant.merchant_id,
+        orderNo: `${tag}-late`,
+        paymentId: `late${tag}${'0'.repeat(28 - tag.length)}`,
+        keyHash: '',
+        now,
+      }),
+      channel: `late${tag}`,
+      next_action_at: now + LATE_MS,
+      expires_at: now + 3_600_000,
+    },
+  ]);
+  const late: Channel = Object.assign(Object.create(sandbox) as Channel, {
+    name: `late${tag}`,
+    async payinOutcome() {
+      state.askedLate++;
+      return null;
+    },
+  });
+  const byName = new Map([slow, late].map((c) => [c.name, c]));
+  const worker: TransactionWorker = clockedWorker(g, {
+    now: Date.now,
+    leaseMs: 60_000,
+    pollMs: POLL_MS,
+    channels: (name) => byName.get(name) ?? g.paygate.services.channel(name),
+    channelNames: [slow.name, 'sandbox', late.name],
+  });
+  return { worker, state, answer };
+}
+
+async function leasedSlow(g: Gateway, tag: string): Promise<number> {
+  const row = await g.database.db
+    .selectFrom('transactions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('channel', '=', `slow${tag}`)
+    .where('lease_until', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 for (const kind of DATABASES) {
   describe(`the worker's claims by channel on ${kind}`, { skip: await skipFor(kind) }, () => {
     const gw = useGateway(kind);
 
-    it('a payout due after 250 stuck pay-ins of another channel is sent while they wait', async () => {
+    it('a payout created while 250 pay-ins of another channel wait is sent at once', async () => {
       const g = gw();
-      const now = Date.now();
-      // Pay-ins of the "slow" channel, open and due well before the payout: every call to ask
-      // about one waits until the test lets them all answer (nothing paid).
-      await insertTransactions(
-        g.database.db,
-        Array.from({ length: BACKLOG }, (_, i) => ({
-          ...newPayin({
-            merchantId: g.merchant.merchant_id,
-            orderNo: `slow-${i}`,
-            paymentId: `slow${String(i).padStart(28, '0')}`,
-            keyHash: '',
-            now: now - 60_000,
-          }),
-          channel: 'slow',
-          expires_at: now + 3_600_000,
-        })),
-      );
-      let answer!: () => void;
-      const answered = new Promise<void>((resolve) => (answer = resolve));
-      let asked = 0;
-      const sandbox = g.paygate.services.channel('sandbox')!;
-      const slow: Channel = Object.assign(Object.create(sandbox) as Channel, {
-        name: 'slow',
-        async payinOutcome() {
-          asked++;
-          await answered;
-          return null;
-        },
-      });
+      const { worker, state, answer } = await slowBacklog(g, 'sent');
       await g.paygate.services.wallets.topUp(g.merchant.merchant_id, 'INR', 100_000);
-      const created = await g.post('/payments/payout', {
-        money: { amount: 10 },
-        merchant_order_no: 'behind-the-backlog',
-        receiver: RECEIVER,
-      });
-      assert.equal(created.status, 200, created.text);
-      const worker = clockedWorker(g, {
-        now: Date.now,
-        leaseMs: 60_000,
-        pollMs: 200,
-        channels: (name) => (name === 'slow' ? slow : g.paygate.services.channel(name)),
-        channelNames: ['slow', 'sandbox'],
-      });
       worker.start();
       try {
+        await until(() => state.asked === 100, 'the slow channel asked about its first pay-ins');
+        const created = await g.post('/payments/payout', {
+          money: { amount: 10 },
+          merchant_order_no: 'behind-the-backlog',
+          receiver: RECEIVER,
+        });
+        assert.equal(created.status, 200, created.text);
+        // What the gateway's own worker is told of a new payout (`onCreated`).
+        worker.created();
         const status = async () =>
           (
             await g.database.db
@@ -73,21 +120,31 @@ for (const kind of DATABASES) {
               .where('payment_id', '=', created.body.payment_id as string)
               .executeTakeFirstOrThrow()
           ).status;
-        await until(async () => (await status()) === 'PROCESSING', 'the payout sent');
-        assert.equal(asked, 100, 'the slow channel has 100 of its rows in hand, no more');
-        const leased = await g.database.db
-          .selectFrom('transactions')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('channel', '=', 'slow')
-          .where('lease_until', 'is not', null)
-          .executeTakeFirstOrThrow();
-        assert.equal(Number(leased.n), 100);
+        await until(async () => (await status()) === 'PROCESSING', 'the payout sent', POLL_MS / 4);
+        assert.equal(state.asked, 100, 'the slow channel has 100 of its rows in hand, no more');
+        assert.equal(await leasedSlow(g, 'sent'), 100);
         answer();
-        await until(() => asked >= BACKLOG, 'the rest of the backlog asked about, once the first answered');
+        await until(() => state.asked >= BACKLOG, 'the rest of the backlog, once the first answered');
       } finally {
         answer();
         await worker.stop();
       }
+    });
+
+    it('a worker stopped while a channel is full claims nothing more', async () => {
+      const g = gw();
+      const { worker, state, answer } = await slowBacklog(g, 'stop');
+      worker.start();
+      await until(() => state.asked === 100, 'the slow channel asked about its first pay-ins');
+      // The late pay-in is due now; the worker waits for room or its poll, and is stopped.
+      await new Promise((resolve) => setTimeout(resolve, LATE_MS + 100));
+      assert.equal(state.askedLate, 0);
+      const stopped = worker.stop();
+      answer();
+      await stopped;
+      assert.equal(state.asked, 100);
+      assert.equal(state.askedLate, 0, 'the late pay-in, due when the worker stopped, was not claimed');
+      assert.equal(await leasedSlow(g, 'stop'), 0, 'the rows it had in hand were given back when answered');
     });
   });
 }

@@ -86,6 +86,8 @@ export interface Claim {
   owner: string;
   now: number;
   leaseUntil: number;
+  /** The claim took only the rows whose `column` holds `value` (`claimDue`'s `only`). */
+  only?: { column: string; value: string };
 }
 
 /**
@@ -107,6 +109,7 @@ export async function giveBack<T extends keyof Tables>(
     .updateTable(table)
     .set({ lease_until: null, ...undo })
     // The claim took due rows and left their due time alone: the due index finds them.
+    .$if(claim.only !== undefined, (q) => q.where(claim.only!.column, '=', claim.only!.value))
     .where(isOpen(work))
     .where(dueAt, '<=', claim.now)
     .where('lease_until', '=', claim.leaseUntil)

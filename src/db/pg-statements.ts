@@ -8,9 +8,10 @@
  * A text gets a name on its `NAME_AFTER`th use, and at most `MAX_NAMED` texts are named per
  * process: texts made up once (an operator's filter, an IN list of a new length) stay unnamed, so
  * what each connection keeps on the server stays bounded. A named statement whose table changed
- * shape under it (`paygate migrate` adding a column while this process runs) fails with 0A000
- * ("cached plan must not change result type"): the names are then dropped and given afresh, so
- * that statement fails once in this process and is parsed again on its next use.
+ * shape under it (`paygate migrate` adding a column while this process runs) fails with "cached
+ * plan must not change result type": every name is then dropped, each connection deallocates its
+ * statements before its next one, and the texts are named afresh. The statements that meet the
+ * change before that fail; the next ones are parsed again.
  */
 import type pg from 'pg';
 
@@ -20,7 +21,8 @@ const MAX_NAMED = 200;
 const MAX_COUNTED = 5000;
 
 export class StatementNames {
-  private generation = 0;
+  /** Bumped by `forget`: a connection that prepared under an earlier one deallocates first. */
+  generation = 0;
   private readonly names = new Map<string, string>();
   private readonly uses = new Map<string, number>();
 
@@ -52,24 +54,45 @@ export class StatementNames {
   }
 }
 
-/** PostgreSQL's code for "cached plan must not change result type". */
-const CACHED_PLAN_CHANGED = '0A000';
+/**
+ * Whether `err` says that a named statement can no longer be used as prepared: its table changed
+ * shape ("cached plan must not change result type", 0A000 from the plan cache), or the server does
+ * not have it (26000, after pg gave up on a statement whose parameters it could not send).
+ */
+function staleStatement(err: unknown): boolean {
+  const e = err as { code?: unknown; routine?: unknown };
+  return (e.code === '0A000' && e.routine === 'RevalidateCachedQuery') || e.code === '26000';
+}
+
+type Query = (...args: unknown[]) => Promise<unknown>;
 
 /**
  * Sends `client`'s statements that carry parameters under their names from `names`. Statements
- * without parameters (BEGIN, COMMIT) keep the simple protocol's single message.
+ * without parameters (BEGIN, COMMIT), and calls with a callback, a query object or a cursor, are
+ * passed on as they are.
  */
 export function nameStatements(client: pg.PoolClient, names: StatementNames): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const query = client.query.bind(client) as unknown as Query;
+  let generation = names.generation;
+  const named = async (text: string, values: unknown[]): Promise<unknown> => {
+    if (generation !== names.generation) {
+      await query('deallocate all');
+      (client as unknown as { connection: { parsedStatements: object } }).connection.parsedStatements = {};
+      generation = names.generation;
+    }
+    const name = names.nameOf(text);
+    if (name === undefined) return query(text, values);
+    try {
+      return await query({ name, text, values });
+    } catch (err) {
+      if (staleStatement(err) && generation === names.generation) names.forget();
+      throw err;
+    }
+  };
   client.query = ((...args: unknown[]) => {
     const [text, values] = args;
     if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values) || values.length === 0)
       return query(...args);
-    const name = names.nameOf(text);
-    if (name === undefined) return query(text, values);
-    return (query({ name, text, values }) as Promise<unknown>).catch((err: unknown) => {
-      if ((err as { code?: unknown }).code === CACHED_PLAN_CHANGED) names.forget();
-      throw err;
-    });
+    return named(text, values);
   }) as typeof client.query;
 }

@@ -41,6 +41,17 @@ export function claimDueTransactions(
   });
 }
 
+/** The channels that open transactions name. */
+export async function openChannels(db: Kysely<Tables>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('transactions')
+    .select('channel')
+    .distinct()
+    .where(sql<boolean>`status in ('PENDING', 'PROCESSING')`)
+    .execute();
+  return rows.map((r) => r.channel);
+}
+
 /**
  * Gives back the transactions of a claim whose answer was lost. None was handed to its channel
  * by it, so a payout's or refund's submission it counted is uncounted.

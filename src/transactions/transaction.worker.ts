@@ -21,6 +21,7 @@ import {
   claimDueTransactions,
   giveBackTransactions,
   markProcessing,
+  openChannels,
   type Accepted,
   reschedule,
   reschedulePending,
@@ -35,6 +36,10 @@ import { refundStep } from './refund.step.ts';
 import { sendOnce } from './send-once.ts';
 
 const BATCH = 100;
+/** How often the channels of open transactions are looked for (those this process has not configured). */
+const OTHER_CHANNELS_MS = 60_000;
+/** How long after a wake-up a drain waiting for room looks at the other channels again. */
+const NUDGE_MS = 20;
 
 export class TransactionWorker {
   private readonly processing = new BatchQueue<Accepted, void>((batch) => this.recordAccepted(batch));
@@ -49,8 +54,12 @@ export class TransactionWorker {
   private unsubscribe: (() => void) | null = null;
   /** Rows claimed here whose step failed while the database was down: given back when it is back. */
   private readonly held = new Map<string, { lease: number; nextActionAt: number | null }>();
-  /** Ends the wait of a running drain for room (`untilRoom`): the worker is stopping. */
+  /** Ends the wait of a running drain for room (`untilRoom`): the worker is stopping, or work came. */
   private interruptWait: (() => void) | null = null;
+  private nudging: NodeJS.Timeout | null = null;
+  /** Channels that open transactions name and this process has not configured; when last looked for. */
+  private otherChannels: string[] = [];
+  private otherChannelsAt = -Infinity;
 
   constructor(
     private readonly database: Database,
@@ -124,6 +133,7 @@ export class TransactionWorker {
     }
     if (this.running) {
       this.again = true;
+      this.nudge();
       return;
     }
     this.running = this.drain()
@@ -156,9 +166,8 @@ export class TransactionWorker {
    * as half of those in hand are done, so that its throttle always has the next calls waiting (a
    * batch finished to its slowest call before the next was claimed left every rate limit's second a
    * claim and a call's time short); while every busy channel's hands are full, the others are looked
-   * at again every poll interval. A row in hand is not claimed again here, even once its lease has
-   * run out: its step may still be reading or sending it. The rows of a channel this process does
-   * not have configured are left to a process that has it.
+   * at again when a payout or refund is created, and every poll interval. A row in hand is not
+   * claimed again here, even once its lease has run out: its step may still be reading or sending it.
    */
   async drain(): Promise<number> {
     let handled = 0;
@@ -169,11 +178,16 @@ export class TransactionWorker {
       for (const r of inHand.values()) if (r.channel === channel) n++;
       return n;
     };
+    // A drain called on a worker that is not running (a test's own clock) makes one round.
+    const stopping = this.stopped ? () => false : () => this.stopped;
     try {
+      const channels = await this.channelsToClaim();
       for (;;) {
+        if (stopping() || !(await this.giveBack())) break;
         /** Whether a channel may have more due than it had room for. */
         let more = false;
-        for (const channel of this.options.channelNames) {
+        for (const channel of channels) {
+          if (stopping()) break;
           const room = BATCH - heldBy(channel);
           if (room < BATCH / 2) {
             more = true;
@@ -191,7 +205,7 @@ export class TransactionWorker {
           if (rows.length === room) more = true;
         }
         if (!more || this.stopped) break;
-        const full = this.options.channelNames.filter((c) => heldBy(c) > BATCH / 2);
+        const full = channels.filter((c) => heldBy(c) > BATCH / 2);
         if (full.length > 0) await this.untilRoom(inHand, full, heldBy);
       }
     } finally {
@@ -210,6 +224,52 @@ export class TransactionWorker {
     return handled;
   }
 
+  /**
+   * Gives back what an outage left: the rows held since, and the claims whose answer was lost.
+   * False when the database failed again (reported).
+   */
+  private async giveBack(): Promise<boolean> {
+    try {
+      await this.giveBackHeld();
+      await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
+      return true;
+    } catch (err) {
+      this.storeDown.failed(err, 'claiming due transactions failed');
+      return false;
+    }
+  }
+
+  /**
+   * The configured channels, and any other channel that open transactions name (looked for once
+   * every OTHER_CHANNELS_MS): a process claims those too, so that a pay-in whose opening its process
+   * left behind is removed, and the others are reported ("not configured") and tried again later.
+   */
+  private async channelsToClaim(): Promise<readonly string[]> {
+    if (this.now - this.otherChannelsAt >= OTHER_CHANNELS_MS) {
+      try {
+        const open = await openChannels(this.database.db);
+        this.otherChannels = open.filter((c) => !this.options.channelNames.includes(c));
+        this.otherChannelsAt = this.now;
+      } catch (err) {
+        this.storeDown.failed(err, 'looking for the channels of open transactions failed');
+      }
+    }
+    return [...this.options.channelNames, ...this.otherChannels];
+  }
+
+  /**
+   * Ends a running drain's wait for room soon (`untilRoom`): a payout or refund was created, and the
+   * channels that have room are claimed again. Wake-ups within NUDGE_MS share one look.
+   */
+  private nudge(): void {
+    if (!this.interruptWait || this.nudging) return;
+    this.nudging = setTimeout(() => {
+      this.nudging = null;
+      this.interruptWait?.();
+    }, NUDGE_MS);
+    this.nudging.unref();
+  }
+
   /** Claims up to `room` of `channel`'s due rows; null when the database failed (reported). */
   private async claim(
     channel: string,
@@ -218,9 +278,7 @@ export class TransactionWorker {
   ): Promise<TransactionRow[] | null> {
     let claim: Claim | null = null;
     try {
-      await this.giveBackHeld();
-      await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
-      claim = LostClaims.start(this.now, this.options.leaseMs);
+      claim = { ...LostClaims.start(this.now, this.options.leaseMs), only: { column: 'channel', value: channel } };
       const rows = await claimDueTransactions(
         this.database,
         channel,
