@@ -278,7 +278,10 @@ export class TransactionWorker {
   ): Promise<TransactionRow[] | null> {
     let claim: Claim | null = null;
     try {
-      claim = { ...LostClaims.start(this.now, this.options.leaseMs), only: { column: 'channel', value: channel } };
+      claim = {
+        ...LostClaims.start(this.now, this.options.leaseMs),
+        only: { column: 'channel', value: channel },
+      };
       const rows = await claimDueTransactions(
         this.database,
         channel,
