@@ -120,6 +120,41 @@ export async function reschedule(
     .execute();
 }
 
+/** A claimed transaction to be looked at again at `nextActionAt`, while still in the status it was claimed in. */
+export interface Rescheduled {
+  paymentId: string;
+  nextActionAt: number;
+  status: string;
+}
+
+const RESCHEDULED_COLUMNS = {
+  rescheduled_payment_id: 'text',
+  rescheduled_next_action_at: 'bigint',
+  rescheduled_status: 'text',
+} as const;
+
+/**
+ * Gives claimed transactions back, each to be looked at again at its time, in one statement: the
+ * pay-ins and payouts whose channel had no outcome for them yet. One that changed status since its
+ * claim (a notification made it final) is left alone. The status comes from the batch's rows, as in
+ * `markProcessing`, so that SQLite finds each row by its key.
+ */
+export async function rescheduleMany(db: Kysely<Tables>, rows: Rescheduled[]): Promise<void> {
+  if (rows.length === 0) return;
+  const records = [...rows]
+    .sort((a, b) => compare(a.paymentId, b.paymentId))
+    .map((r) => ({
+      rescheduled_payment_id: r.paymentId,
+      rescheduled_next_action_at: r.nextActionAt,
+      rescheduled_status: r.status,
+    }));
+  await sql`
+    update transactions
+    set next_action_at = r.rescheduled_next_action_at, lease_until = null
+    from ${jsonRecords(db, records, RESCHEDULED_COLUMNS)} as r
+    where payment_id = r.rescheduled_payment_id and status = r.rescheduled_status`.execute(db);
+}
+
 /**
  * Gives back a PENDING payout or refund a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
  * this step made no send the channel may have acted on, so the claim's count of it is taken back.

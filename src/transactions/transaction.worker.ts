@@ -24,7 +24,9 @@ import {
   openChannels,
   type Accepted,
   reschedule,
+  rescheduleMany,
   reschedulePending,
+  type Rescheduled,
 } from './transaction-claims.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import { LostClaims, type Claim } from '../db/claim.ts';
@@ -43,6 +45,11 @@ const NUDGE_MS = 20;
 
 export class TransactionWorker {
   private readonly processing = new BatchQueue<Accepted, void>((batch) => this.recordAccepted(batch));
+  /** Pay-ins and payouts asked about with no outcome yet, given back together (one statement for many). */
+  private readonly polled = new BatchQueue<Rescheduled, void>(async (batch) => {
+    await rescheduleMany(this.database.db, batch);
+    return batch.map(() => undefined);
+  });
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
@@ -433,7 +440,7 @@ export class TransactionWorker {
       if (channel.live) {
         const outcome = await channel.closePayin(open, { stuck: ageMs >= this.options.stuckAfterMs });
         if (outcome === null) {
-          await reschedule(this.database.db, row.payment_id, this.now + channel.pollDelayMs('payin', ageMs));
+          await this.pollAgain(row, this.now + channel.pollDelayMs('payin', ageMs));
           return;
         }
         if (outcome.status === 'SUCCESS')
@@ -449,7 +456,12 @@ export class TransactionWorker {
       return;
     }
     const next = this.now + channel.pollDelayMs('payin', this.now - row.created_at);
-    await reschedule(this.database.db, row.payment_id, Math.min(row.expires_at ?? next, next));
+    await this.pollAgain(row, Math.min(row.expires_at ?? next, next));
+  }
+
+  /** Gives `row` back to be asked about again at `nextActionAt`, with the others given back meanwhile. */
+  private pollAgain(row: TransactionRow, nextActionAt: number): Promise<void> {
+    return this.polled.submit({ paymentId: row.payment_id, nextActionAt, status: row.status });
   }
 
   /**
@@ -474,7 +486,7 @@ export class TransactionWorker {
       const state = await channel.readPayout(inFlight);
       const settled =
         state?.outcome && (await this.options.outcomes.payout(row, state, `channel:${channel.name}`));
-      if (!settled) await reschedule(this.database.db, row.payment_id, this.pollAt(row, channel));
+      if (!settled) await this.pollAgain(row, this.pollAt(row, channel));
       return;
     }
     const sent = await sendOnce<PayoutState>(

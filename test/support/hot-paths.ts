@@ -12,6 +12,7 @@ import type { StatusReader } from '../../src/db/status-reads.ts';
 import { findKeyOwner } from '../../src/merchants/merchants.repository.ts';
 import {
   claimDueTransactions,
+  rescheduleMany,
   markProcessing,
   reschedule,
 } from '../../src/transactions/transaction-claims.repository.ts';
@@ -205,6 +206,15 @@ export const HOT_PATHS: HotPath[] = [
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) =>
       markProcessing(on.db, [{ paymentId: v.paymentId, channelTxnId: 'c', nextActionAt: v.now }], v.now),
+  },
+  {
+    name: 'worker: transactions asked about given back together',
+    uses: [{ table: 'transactions', columns: PK }],
+    issue: (on, v) =>
+      rescheduleMany(on.db, [
+        { paymentId: v.paymentId, nextActionAt: v.now, status: 'PENDING' },
+        { paymentId: `${v.paymentId.slice(0, -1)}9`, nextActionAt: v.now, status: 'PROCESSING' },
+      ]),
   },
   {
     name: 'worker: a transaction rescheduled',
