@@ -738,6 +738,10 @@ for (const kind of DATABASES) {
           'x\u0000',
           `${mid}\u0000`,
           'x'.repeat(3000),
+          // Names an object inherits: a lookup by a query's value must not find them.
+          'toString',
+          'constructor',
+          '__proto__',
         ),
       );
       const keys = fc.constantFrom(
@@ -788,6 +792,12 @@ for (const kind of DATABASES) {
         '/dashboard/sign-in',
         '/dashboard/nowhere',
       ];
+      // Found by this test: `done` named a message by its key, and `toString` is a key of every object.
+      for (const done of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+        const res = await get(shop, `/dashboard?done=${done}`);
+        assert.equal(res.statusCode, 200, `${res.statusCode} for ?done=${done}`);
+        assert.doesNotMatch(res.body, /function|\[native code\]/);
+      }
       await fc.assert(
         fc.asyncProperty(
           fc.boolean(),

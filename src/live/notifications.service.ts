@@ -336,7 +336,8 @@ function readCashfree(
       },
     };
   }
-  const status = CASHFREE_TYPES[text(body.type)];
+  const type = text(body.type);
+  const status = Object.hasOwn(CASHFREE_TYPES, type) ? CASHFREE_TYPES[type] : undefined;
   if (!status) return null;
   const state = cashfreeState({ ...data, status });
   const txn = ofKind(txns, 'payout', 'cashfree', text(data.transfer_id));

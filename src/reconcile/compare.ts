@@ -123,7 +123,8 @@ export function compareRefund(t: ReconcileTxn, refund: Record<string, unknown> |
   const reference = text(refund.id) || t.channel_txn_id;
   const amount =
     typeof refund.amount === 'number' && Number.isSafeInteger(refund.amount) ? refund.amount : null;
-  if ((SETU_REFUND_VIEW[raw] ?? 'OPEN') !== pg) return [status(t, reference, raw || '(none)', amount)];
+  if ((Object.hasOwn(SETU_REFUND_VIEW, raw) ? SETU_REFUND_VIEW[raw]! : 'OPEN') !== pg)
+    return [status(t, reference, raw || '(none)', amount)];
   const found: Found[] = [];
   if (amount !== t.amount)
     found.push({

@@ -148,7 +148,8 @@ export function dashboardContext(opts: DashboardOptions): DashboardContext {
   const user = (req: FastifyRequest) => req.dashboardUser!;
   const flash = (req: FastifyRequest): Frame['flash'] => {
     const done = stringQuery(req).done;
-    return done && DONE[done] ? { text: DONE[done] } : null;
+    // Own keys only: `?done=toString` names Object.prototype's, not a message.
+    return done && Object.hasOwn(DONE, done) ? { text: DONE[done]! } : null;
   };
   return {
     accounts: opts.accounts,
