@@ -12,6 +12,7 @@ import { DATABASES } from './support/databases.ts';
 import { clockedWorker, skipFor, useGateway, type Gateway } from './support/harness.ts';
 import { newPayin } from './support/hot-paths.ts';
 import { RECEIVER, until } from './support/live.ts';
+import { paidMerchant, refund } from './support/refunds.ts';
 
 const BACKLOG = 250;
 /** Longer than any wait below: only a wake-up can end the worker's wait in time. */
@@ -145,6 +146,50 @@ for (const kind of DATABASES) {
       assert.equal(state.asked, 100);
       assert.equal(state.askedLate, 0, 'the late pay-in, due when the worker stopped, was not claimed');
       assert.equal(await leasedSlow(g, 'stop'), 0, 'the rows it had in hand were given back when answered');
+    });
+  });
+}
+
+for (const kind of DATABASES) {
+  describe(`polls with no outcome yet on ${kind}`, { skip: await skipFor(kind) }, () => {
+    // Sandbox payouts and refunds settle an hour after they are sent: every read before is "not yet".
+    const gw = useGateway(kind, { env: { SANDBOX_PAYOUT_SETTLE_MS: '3600000' } });
+
+    it('a PROCESSING payout and refund read as not final are given back, due at their next poll', async () => {
+      const g = gw();
+      const m = await paidMerchant(g, 100_000);
+      const payout = await m.post('/payments/payout', {
+        money: { amount: 10 },
+        merchant_order_no: 'poll-again',
+        receiver: RECEIVER,
+      });
+      assert.equal(payout.status, 200, payout.text);
+      const refunded = await m.post('/payments/refund', refund(await m.paidIn(100), 5));
+      assert.equal(refunded.status, 200, refunded.text);
+      const ids = [payout.body.payment_id as string, refunded.body.refund_id as string];
+      let now = Date.now();
+      const worker = clockedWorker(g, { now: () => now, leaseMs: 60_000, pollMs: 1000 });
+      const rows = () =>
+        g.database.db
+          .selectFrom('transactions')
+          .select(['payment_id', 'status', 'next_action_at', 'lease_until'])
+          .where('payment_id', 'in', ids)
+          .orderBy('payment_id')
+          .execute();
+      await worker.drain();
+      const sent = await rows();
+      assert.deepEqual(
+        sent.map((r) => r.status),
+        ['PROCESSING', 'PROCESSING'],
+      );
+      // Each is read at its next poll, and given back to be read at the one after.
+      now = Math.max(...sent.map((r) => r.next_action_at!)) + 1;
+      assert.ok((await worker.drain()) >= 2);
+      for (const r of await rows()) {
+        assert.equal(r.status, 'PROCESSING', r.payment_id);
+        assert.equal(r.lease_until, null, `${r.payment_id} given back`);
+        assert.ok(r.next_action_at! > now, `${r.payment_id} due again after this read`);
+      }
     });
   });
 }

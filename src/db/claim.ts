@@ -36,7 +36,7 @@ export interface WorkTable<T extends keyof Tables> {
  * open rows serves only a statement whose condition is the index's own, which SQLite checks on the
  * statement's text and PostgreSQL cannot check against a parameter of a generic plan.
  */
-function isOpen<T extends keyof Tables>(work: WorkTable<T>): RawBuilder<boolean> {
+export function isOpen<T extends keyof Tables>(work: WorkTable<T>): RawBuilder<boolean> {
   for (const value of work.open) if (!/^[A-Za-z_]+$/.test(value)) throw new Error(`not a state: ${value}`);
   const values = work.open.map((v) => `'${v}'`).join(', ');
   return sql<boolean>`${sql.ref(work.stateColumn ?? 'status')} in (${sql.raw(values)})`;

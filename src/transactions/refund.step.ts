@@ -12,7 +12,7 @@ import type { Channel, RefundState, RefundSubmission } from '../channels/channel
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { SettlementService } from './settlement.service.ts';
 import type { TransactionRow } from './transactions.repository.ts';
-import { reschedule, type Accepted } from './transaction-claims.repository.ts';
+import type { Accepted, Rescheduled } from './transaction-claims.repository.ts';
 import { sendOnce, type SendContext } from './send-once.ts';
 
 export interface RefundStepDeps {
@@ -23,6 +23,8 @@ export interface RefundStepDeps {
   send: SendContext;
   /** Records a refund the channel accepted as PROCESSING (batched with the worker's payouts). */
   accepted(a: Accepted): Promise<void>;
+  /** Gives a refund asked about with no outcome yet back (batched with the worker's other polls). */
+  pollAgain(r: Rescheduled): Promise<void>;
 }
 
 export async function refundStep(
@@ -52,7 +54,12 @@ export async function refundStep(
   if (row.status !== 'PENDING') {
     const state = await rail.readRefund(inFlight);
     const settled = state?.outcome && (await d.outcomes.refund(row, state, source));
-    if (!settled) await reschedule(d.database.db, row.payment_id, pollAt(d.now() - row.updated_at));
+    if (!settled)
+      await d.pollAgain({
+        paymentId: row.payment_id,
+        nextActionAt: pollAt(d.now() - row.updated_at),
+        status: row.status,
+      });
     return;
   }
   const sent = await sendOnce<RefundState>(

@@ -1,6 +1,6 @@
 /** SQL for the transaction worker's claims and the schedule of a transaction's next step. */
 import { sql, type Kysely } from 'kysely';
-import { claimDue, giveBack, type Claim, type WorkTable } from '../db/claim.ts';
+import { claimDue, giveBack, isOpen, type Claim, type WorkTable } from '../db/claim.ts';
 import { jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
@@ -47,7 +47,7 @@ export async function openChannels(db: Kysely<Tables>): Promise<string[]> {
     .selectFrom('transactions')
     .select('channel')
     .distinct()
-    .where(sql<boolean>`status in ('PENDING', 'PROCESSING')`)
+    .where(isOpen(DUE_TRANSACTIONS))
     .execute();
   return rows.map((r) => r.channel);
 }

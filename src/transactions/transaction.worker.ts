@@ -388,6 +388,7 @@ export class TransactionWorker {
           now: () => this.now,
           send: this.sendContext(channel, 'refund'),
           accepted: (a) => this.processing.submit(a),
+          pollAgain: (r) => this.polled.submit(r),
         });
       else await this.payout(row, channel, step);
     } catch (err) {
