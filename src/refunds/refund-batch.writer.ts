@@ -2,13 +2,12 @@
  * Writes the refunds that arrive together in one database transaction, as the payout batch writer
  * writes payouts. The wallets the refunds draw on are locked first: a refund draws on the wallet of
  * its pay-in's merchant in its pay-in's currency, so the refunds of one pay-in are written one batch
- * after another. With that lock come the refunded pay-ins and what their refunds add up to
- * (`lockForRefunds`), and each request makes its refund from its pay-in as read there (or is
- * refused for it: not found, not SUCCESS); then the records (which take the merchants' refund
- * numbers), and each refund accepted in arrival order only while both its pay-in's refundable
- * amount and its wallet's available balance cover it. Reading the pay-in here rather than before
- * the request joins a batch keeps a refund to one step, so that a batch gathers every request that
- * arrived meanwhile.
+ * after another. Then the refunded pay-ins are read with what their refunds add up to, and each
+ * request makes its refund from its pay-in as read there (or is refused for it: not found, not
+ * SUCCESS); then the records (which take the merchants' refund numbers), and each refund accepted in
+ * arrival order only while both its pay-in's refundable amount and its wallet's available balance
+ * cover it. Reading the pay-in here rather than before the request joins a batch keeps a refund to
+ * one step, so that a batch gathers every request that arrived meanwhile.
  */
 import type { Database } from '../db/database.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
@@ -19,8 +18,8 @@ import {
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
 import { holdForRefunds, type Hold } from '../wallet/wallet.service.ts';
-import { walletKey } from '../wallet/wallet.repository.ts';
-import { lockForRefunds, readPayins, type RefundedPayin } from './refunds.repository.ts';
+import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
+import { refundablePayins, type RefundedPayin } from './refunds.repository.ts';
 
 /** A refund made from its pay-in: its row (`refund_of` names the pay-in), and the wallet it draws on. */
 export interface MadeRefund {
@@ -71,17 +70,6 @@ export class RefundBatchWriter {
   }
 
   private async write(batch: PendingRefund[]): Promise<RefundWritten[]> {
-    // On PostgreSQL the pay-ins are read on a connection of their own while the transaction begins
-    // (each of its statements is a round trip the whole batch waits out); on SQLite in it.
-    const read =
-      this.database.kind === 'postgres'
-        ? readPayins(
-            this.database.db,
-            batch.map((r) => r.payinId),
-          )
-        : null;
-    // Awaited in the transaction, unless it fails before; this read's failure is then of no interest.
-    read?.catch(() => {});
     return this.database.writeTransaction().execute(async (tx) => {
       const at = this.now();
       const results = new Map<PendingRefund, RefundWritten>();
@@ -94,12 +82,14 @@ export class RefundBatchWriter {
         else firstOf.set(refundNo, r);
       }
       const first = [...firstOf.values()];
-      const { balances, payins } = await lockForRefunds(
+      const balances = await lockAvailable(
         tx,
         this.database,
         first.map((r) => ({ merchantId: r.merchantId, currency: r.currency })),
+      );
+      const payins = await refundablePayins(
+        tx,
         first.map((r) => r.payinId),
-        read,
       );
       const made = new Map<PendingRefund, MadeRefund>();
       for (const r of first) {

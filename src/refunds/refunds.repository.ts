@@ -1,8 +1,6 @@
 /** SQL for refunds: the pay-ins they draw on, with what each has refunded so far. */
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Database } from '../db/database.ts';
-import type { Tables, WalletTable } from '../db/schema.ts';
-import { balancesOf, lockAvailable, walletsToLock, type WalletKey } from '../wallet/wallet.repository.ts';
+import { sql, type Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
 import { namedPaymentIds, type TransactionRow } from '../transactions/transactions.repository.ts';
 
 /** What a refund is checked against and copies from the pay-in it returns. */
@@ -59,97 +57,6 @@ export async function refundablePayins(
   for (const { refunded, ...payin } of rows)
     payins.set(payin.payment_id, { ...payin, refunded: Number(refunded ?? 0) });
   return payins;
-}
-
-/**
- * The pay-ins' own rows, as a refund reads them (`RefundedPayin`), without their refunds. Once
- * SUCCESS a pay-in never changes, so this read need not wait for the wallets' lock: on PostgreSQL
- * `RefundBatchWriter` makes it on a connection of its own while its transaction begins.
- */
-export async function readPayins(db: Kysely<Tables>, paymentIds: string[]): Promise<RefundedPayin[]> {
-  const named = namedPaymentIds(db, paymentIds);
-  if (!named) return [];
-  return db
-    .selectFrom('transactions')
-    .select(REFUNDED_PAYIN_COLUMNS)
-    .where('payment_id', 'in', named)
-    .where('kind', '=', 'payin')
-    .execute();
-}
-
-/**
- * The wallets that refunds draw on, locked as `lockAvailable` locks them, and their pay-ins with
- * what each has refunded, as `refundablePayins` reads them after that lock. On SQLite it is those
- * two. On PostgreSQL, where each statement of a refund batch is a round trip that every request of
- * the batch waits out, the pay-ins' own rows come from `read` (`readPayins`, made ahead), and the
- * lock reads the sums of their refunds in the same statement. That statement's snapshot is taken
- * before its lock is granted: when the lock had to wait for another transaction, that transaction
- * may have added refunds since. Every transaction that changes what a pay-in's refunds add up to
- * also updates its wallet (a refund's hold, the release of a FAILED one), so the statement also
- * reads each wallet's version (`xmin`) as locked and as its snapshot saw it; when the two differ,
- * the sums are read again in a statement of their own.
- */
-export async function lockForRefunds(
-  tx: Kysely<Tables>,
-  locks: Pick<Database, 'lockRows'>,
-  wallets: WalletKey[],
-  paymentIds: string[],
-  read: Promise<RefundedPayin[]> | null = null,
-): Promise<{ balances: Map<string, number>; payins: Map<string, RefundablePayin> }> {
-  const named = namedPaymentIds(tx, paymentIds);
-  if (!(tx.getExecutor().adapter instanceof PostgresAdapter) || !named || wallets.length === 0)
-    return {
-      balances: await lockAvailable(tx, locks, wallets),
-      payins: await refundablePayins(tx, paymentIds),
-    };
-  // Awaited before the lock is asked for: a batch never holds the wallets while it waits for a
-  // connection of the pool that another transaction, waiting for those wallets, may be holding.
-  const payinRows = await (read ?? readPayins(tx, paymentIds));
-  const locked = walletsToLock(tx, wallets)
-    .select([
-      sql<string>`wallets.xmin::text`.as('locked_version'),
-      sql<string>`(select seen.xmin::text from wallets as seen
-        where seen.merchant_id = wallets.merchant_id and seen.currency = wallets.currency)`.as(
-        'seen_version',
-      ),
-    ])
-    .forUpdate();
-  type Locked = Pick<WalletTable, 'merchant_id' | 'currency' | 'available'> & {
-    locked_version: string;
-    seen_version: string;
-  };
-  const { rows } = await sql<{ wallets: Locked[]; refunded: Refunded[] }>`
-    with locked as materialized (${locked})
-    select (select coalesce(json_agg(locked), '[]') from locked) as wallets,
-      (select coalesce(json_agg(s), '[]') from (${refundedQuery(named)}) as s) as refunded`.execute(tx);
-  // One row, always (an empty one from a driver that runs nothing).
-  const { wallets: lockedRows = [], refunded = [] } = rows[0] ?? {};
-  const moved = lockedRows.some((w) => w.locked_version !== w.seen_version);
-  const sums = new Map<string, string>();
-  for (const r of moved ? (await refundedQuery(named).execute(tx)).rows : refunded)
-    sums.set(r.refund_of, r.total);
-  const payins = new Map<string, RefundablePayin>();
-  for (const payin of payinRows)
-    payins.set(payin.payment_id, { ...payin, refunded: Number(sums.get(payin.payment_id) ?? 0) });
-  return { balances: balancesOf(lockedRows), payins };
-}
-
-interface Refunded {
-  refund_of: string;
-  /** Paise, as text: a sum is numeric in PostgreSQL. */
-  total: string;
-}
-
-/**
- * What the refunds of each named pay-in that are not FAILED add up to. A sum per pay-in, each
- * through the `refund_of` index: grouping the refunds of all the pay-ins at once lets the planner
- * read the whole index when its statistics say there are few refunds.
- */
-function refundedQuery(named: RawBuilder<string>) {
-  return sql<Refunded>`select ids.named_payment_id as refund_of,
-      (select cast(coalesce(sum(r.amount), 0) as text) from transactions as r
-        where r.refund_of = ids.named_payment_id and r.status <> 'FAILED') as total
-    from ${named} as ids`;
 }
 
 /** The refunds of a pay-in, oldest first. */

@@ -28,7 +28,7 @@ import {
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
-import { lockForRefunds, refundablePayins } from '../../src/refunds/refunds.repository.ts';
+import { refundablePayins } from '../../src/refunds/refunds.repository.ts';
 import {
   claimDueDeliveries,
   nextClaimableAt,
@@ -180,17 +180,6 @@ export const HOT_PATHS: HotPath[] = [
     ],
     aliases: { p: 'transactions', r: 'transactions' },
     issue: (on, v) => refundablePayins(on.db, [v.paymentId]),
-  },
-  {
-    name: 'refund: wallets locked with what the pay-ins of a batch have refunded, and the pay-ins',
-    uses: [
-      { table: 'wallets', columns: ['merchant_id', 'currency'] },
-      { table: 'transactions', columns: PK },
-      { table: 'transactions', columns: ['refund_of'] },
-    ],
-    aliases: { seen: 'wallets', p: 'transactions', r: 'transactions' },
-    issue: (on, v) =>
-      lockForRefunds(on.db, on, [{ merchantId: v.merchantId, currency: 'INR' }], [v.paymentId]),
   },
   {
     name: 'payout: wallets locked for the holds',
