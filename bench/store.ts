@@ -110,11 +110,7 @@ export interface FillOptions {
   allPending?: boolean;
   callbackUrl?: string | null;
   progress?: (done: number) => void;
-  /**
-   * VACUUM ANALYZE the table after loading (PostgreSQL; default true), as autovacuum has done to the
-   * table of a gateway that has run for a while. Left to autovacuum, the first vacuum of the loaded
-   * rows (their hint bits, the visibility map) lands in whichever measured run it falls in.
-   */
+  /** ANALYZE the table after loading (PostgreSQL; default true). */
   analyze?: boolean;
 }
 
@@ -176,7 +172,7 @@ export async function fillPayins(
       }
       opts.progress?.(hi - from + 1);
     }
-    if (conn.kind === 'postgres' && opts.analyze !== false) await conn.run('vacuum analyze transactions');
+    if (conn.kind === 'postgres' && opts.analyze !== false) await conn.run('analyze transactions');
   } finally {
     await conn.close();
   }
