@@ -2,14 +2,20 @@
  * Writes the refunds that arrive together in one database transaction, as the payout batch writer
  * writes payouts. The wallets the refunds draw on are locked first: a refund draws on the wallet of
  * its pay-in's merchant in its pay-in's currency, so the refunds of one pay-in are written one batch
- * after another. Then the refunded pay-ins are read with what their refunds add up to, and each
- * request makes its refund from its pay-in as read there (or is refused for it: not found, not
- * SUCCESS); then the records (which take the merchants' refund numbers), and each refund accepted in
- * arrival order only while both its pay-in's refundable amount and its wallet's available balance
- * cover it. Reading the pay-in here rather than before the request joins a batch keeps a refund to
- * one step, so that a batch gathers every request that arrived meanwhile.
+ * after another. With that lock come what the refunded pay-ins' refunds add up to, and each request
+ * makes its refund from its pay-in (or is refused for it: not found, not SUCCESS); then the records
+ * (which take the merchants' refund numbers), and each refund accepted in arrival order only while
+ * both its pay-in's refundable amount and its wallet's available balance cover it.
+ *
+ * On PostgreSQL, where each statement of a batch is a round trip that every request of the batch
+ * waits out, the pay-ins' own rows (which never change once SUCCESS) are read before a request
+ * joins a write batch, for the requests that arrive together in one statement, while the batch
+ * before them is written; the lock reads the sums in its own statement (`lockWithRefunded`). On
+ * SQLite, where a statement is a call, the pay-ins are read with their sums after the lock.
  */
+import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
+import type { Tables } from '../db/schema.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import type { AppError } from '../errors.ts';
 import {
@@ -19,7 +25,13 @@ import {
 } from '../transactions/transactions.repository.ts';
 import { holdForRefunds, type Hold } from '../wallet/wallet.service.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
-import { refundablePayins, type RefundedPayin } from './refunds.repository.ts';
+import {
+  lockWithRefunded,
+  readPayins,
+  refundablePayins,
+  type RefundablePayin,
+  type RefundedPayin,
+} from './refunds.repository.ts';
 
 /** A refund made from its pay-in: its row (`refund_of` names the pay-in), and the wallet it draws on. */
 export interface MadeRefund {
@@ -55,42 +67,85 @@ export type RefundWritten =
 /** The most refunds written in one database transaction. */
 const MAX_BATCH = 100;
 
+/** A request in the write queue: with its pay-in as read before it joined, on PostgreSQL. */
+interface Queued {
+  refund: PendingRefund;
+  /** Null on SQLite, where the pay-in is read in the batch. */
+  read: { payin: RefundedPayin | undefined } | null;
+}
+
 export class RefundBatchWriter {
-  private readonly queue: BatchQueue<PendingRefund, RefundWritten>;
+  private readonly queue: BatchQueue<Queued, RefundWritten>;
+  /** PostgreSQL's reads of the pay-ins, grouped; null on SQLite. */
+  private readonly reads: BatchQueue<string, RefundedPayin | undefined> | null;
 
   constructor(
     private readonly database: Database,
     private readonly now: () => number,
   ) {
     this.queue = new BatchQueue((batch) => this.write(batch), MAX_BATCH);
+    this.reads =
+      database.kind === 'postgres'
+        ? new BatchQueue(
+            async (ids: string[]) => {
+              const rows = await readPayins(database.db, ids);
+              const byId = new Map(rows.map((p) => [p.payment_id, p]));
+              return ids.map((id) => byId.get(id));
+            },
+            MAX_BATCH,
+            () => false,
+          )
+        : null;
   }
 
-  submit(refund: PendingRefund): Promise<RefundWritten> {
-    return this.queue.submit(refund);
+  async submit(refund: PendingRefund): Promise<RefundWritten> {
+    const read = this.reads ? { payin: await this.reads.submit(refund.payinId) } : null;
+    return this.queue.submit({ refund, read });
   }
 
-  private async write(batch: PendingRefund[]): Promise<RefundWritten[]> {
+  /** The batch's wallets locked, and its pay-ins with what their refunds add up to. */
+  private async lockAndRead(
+    tx: Transaction<Tables>,
+    first: Queued[],
+  ): Promise<{ balances: Map<string, number>; payins: Map<string, RefundablePayin> }> {
+    const wallets = first.map(({ refund: r }) => ({ merchantId: r.merchantId, currency: r.currency }));
+    if (first.some((q) => q.read === null))
+      return {
+        balances: await lockAvailable(tx, this.database, wallets),
+        payins: await refundablePayins(
+          tx,
+          first.map((q) => q.refund.payinId),
+        ),
+      };
+    const found = first.flatMap((q) => (q.read?.payin ? [q.read.payin] : []));
+    const { balances, refunded } = await lockWithRefunded(
+      tx,
+      wallets,
+      found.map((p) => p.payment_id),
+    );
+    // One record per pay-in, which the batch's refunds of it add to as they are accepted.
+    const payins = new Map<string, RefundablePayin>();
+    for (const p of found)
+      if (!payins.has(p.payment_id))
+        payins.set(p.payment_id, { ...p, refunded: refunded.get(p.payment_id) ?? 0 });
+    return { balances, payins };
+  }
+
+  private async write(queued: Queued[]): Promise<RefundWritten[]> {
     return this.database.writeTransaction().execute(async (tx) => {
       const at = this.now();
       const results = new Map<PendingRefund, RefundWritten>();
-      const firstOf = new Map<string, PendingRefund>();
+      const firstOf = new Map<string, Queued>();
       const repeats = new Map<PendingRefund, PendingRefund>();
-      for (const r of batch) {
+      for (const q of queued) {
+        const r = q.refund;
         const refundNo = `${r.merchantId}\u0000${r.refundNo}`;
         const earlier = firstOf.get(refundNo);
-        if (earlier) repeats.set(r, earlier);
-        else firstOf.set(refundNo, r);
+        if (earlier) repeats.set(r, earlier.refund);
+        else firstOf.set(refundNo, q);
       }
-      const first = [...firstOf.values()];
-      const balances = await lockAvailable(
-        tx,
-        this.database,
-        first.map((r) => ({ merchantId: r.merchantId, currency: r.currency })),
-      );
-      const payins = await refundablePayins(
-        tx,
-        first.map((r) => r.payinId),
-      );
+      const { balances, payins } = await this.lockAndRead(tx, [...firstOf.values()]);
+      const first = [...firstOf.values()].map((q) => q.refund);
       const made = new Map<PendingRefund, MadeRefund>();
       for (const r of first) {
         const m = r.make(payins.get(r.payinId));
@@ -136,7 +191,7 @@ export class RefundBatchWriter {
             : { outcome: 'retry' },
         );
       }
-      return batch.map((r) => results.get(r) ?? { outcome: 'retry' });
+      return queued.map((q) => results.get(q.refund) ?? { outcome: 'retry' });
     });
   }
 }

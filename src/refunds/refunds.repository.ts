@@ -1,6 +1,7 @@
 /** SQL for refunds: the pay-ins they draw on, with what each has refunded so far. */
-import { sql, type Kysely } from 'kysely';
-import type { Tables } from '../db/schema.ts';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Tables, WalletTable } from '../db/schema.ts';
+import { balancesOf, walletsToLock, type WalletKey } from '../wallet/wallet.repository.ts';
 import { namedPaymentIds, type TransactionRow } from '../transactions/transactions.repository.ts';
 
 /** What a refund is checked against and copies from the pay-in it returns. */
@@ -57,6 +58,83 @@ export async function refundablePayins(
   for (const { refunded, ...payin } of rows)
     payins.set(payin.payment_id, { ...payin, refunded: Number(refunded ?? 0) });
   return payins;
+}
+
+/**
+ * The pay-ins' own rows, as a refund reads them, without their refunds. Once SUCCESS a pay-in never
+ * changes, so this read need not wait for the wallets' lock: on PostgreSQL `RefundBatchWriter`
+ * makes it for the requests that arrive together before they join a write batch, while the batch
+ * before them is being written.
+ */
+export async function readPayins(db: Kysely<Tables>, paymentIds: string[]): Promise<RefundedPayin[]> {
+  const named = namedPaymentIds(db, paymentIds);
+  if (!named) return [];
+  return db
+    .selectFrom('transactions')
+    .select(REFUNDED_PAYIN_COLUMNS)
+    .where('payment_id', 'in', named)
+    .where('kind', '=', 'payin')
+    .execute();
+}
+
+/**
+ * PostgreSQL: the wallets that refunds draw on, locked as `lockAvailable` locks them, and what the
+ * refunds of each of `paymentIds` that are not FAILED add up to, in one statement (each statement
+ * of a refund batch is a round trip that every request of the batch waits out). That statement's
+ * snapshot is taken before its lock is granted: when the lock had to wait for another transaction,
+ * that transaction may have added refunds since. Every transaction that changes what a pay-in's
+ * refunds add up to also updates its wallet (a refund's hold, the release of a FAILED one), so the
+ * statement also reads each wallet's version (`xmin`) as locked and as its snapshot saw it; when the
+ * two differ, the sums are read again in a statement of their own, whose snapshot follows the lock.
+ */
+export async function lockWithRefunded(
+  tx: Kysely<Tables>,
+  wallets: WalletKey[],
+  paymentIds: string[],
+): Promise<{ balances: Map<string, number>; refunded: Map<string, number> }> {
+  const named = namedPaymentIds(tx, paymentIds);
+  const refunded = new Map<string, number>();
+  if (wallets.length === 0) return { balances: new Map(), refunded };
+  const locked = walletsToLock(tx, wallets)
+    .select([
+      sql<string>`wallets.xmin::text`.as('locked_version'),
+      sql<string>`(select seen.xmin::text from wallets as seen
+        where seen.merchant_id = wallets.merchant_id and seen.currency = wallets.currency)`.as(
+        'seen_version',
+      ),
+    ])
+    .forUpdate();
+  type Locked = Pick<WalletTable, 'merchant_id' | 'currency' | 'available'> & {
+    locked_version: string;
+    seen_version: string;
+  };
+  const sums = named ? sql`(select coalesce(json_agg(s), '[]') from (${refundedQuery(named)}) as s)` : sql`'[]'`;
+  const { rows } = await sql<{ wallets: Locked[]; refunded: Refunded[] }>`
+    with locked as materialized (${locked})
+    select (select coalesce(json_agg(locked), '[]') from locked) as wallets, ${sums} as refunded`.execute(tx);
+  const { wallets: lockedRows = [], refunded: seen = [] } = rows[0] ?? {};
+  const moved = lockedRows.some((w) => w.locked_version !== w.seen_version);
+  const totals = moved && named ? (await refundedQuery(named).execute(tx)).rows : seen;
+  for (const r of totals) refunded.set(r.refund_of, Number(r.total ?? 0));
+  return { balances: balancesOf(lockedRows), refunded };
+}
+
+interface Refunded {
+  refund_of: string;
+  /** Paise, as text: a sum is numeric in PostgreSQL. */
+  total: string;
+}
+
+/**
+ * What the refunds of each named pay-in that are not FAILED add up to: a sum per pay-in, each
+ * through the `refund_of` index (grouping the refunds of all the pay-ins at once lets the planner
+ * read the whole index when its statistics say there are few refunds).
+ */
+function refundedQuery(named: RawBuilder<string>) {
+  return sql<Refunded>`select ids.named_payment_id as refund_of,
+      (select cast(coalesce(sum(r.amount), 0) as text) from transactions as r
+        where r.refund_of = ids.named_payment_id and r.status <> 'FAILED') as total
+    from ${named} as ids`;
 }
 
 /** The refunds of a pay-in, oldest first. */

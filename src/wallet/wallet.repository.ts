@@ -84,16 +84,26 @@ export async function lockAvailable(
   locks: Pick<Database, 'lockRows'>,
   wallets: WalletKey[],
 ): Promise<Map<string, number>> {
-  const balances = new Map<string, number>();
-  if (wallets.length === 0) return balances;
-  const query = db
+  if (wallets.length === 0) return new Map();
+  return balancesOf(await locks.lockRows(walletsToLock(db, wallets), 'wait').execute());
+}
+
+/** The selection `lockAvailable` locks: the wallets' rows, in the order they are locked in. */
+export function walletsToLock(db: Kysely<Tables>, wallets: WalletKey[]) {
+  return db
     .selectFrom('wallets')
     .select(['merchant_id', 'currency', 'available'])
     .where('merchant_id', 'in', [...new Set(wallets.map((w) => w.merchantId))])
     .where('currency', 'in', [...new Set(wallets.map((w) => w.currency))])
     .orderBy('merchant_id')
     .orderBy('currency');
-  const rows = await locks.lockRows(query, 'wait').execute();
+}
+
+/** Available balances by `walletKey`, from rows of `walletsToLock`. */
+export function balancesOf(
+  rows: readonly Pick<WalletTable, 'merchant_id' | 'currency' | 'available'>[],
+): Map<string, number> {
+  const balances = new Map<string, number>();
   for (const r of rows)
     balances.set(walletKey({ merchantId: r.merchant_id, currency: r.currency }), r.available);
   return balances;

@@ -28,7 +28,7 @@ import {
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
-import { refundablePayins } from '../../src/refunds/refunds.repository.ts';
+import { lockWithRefunded, readPayins, refundablePayins } from '../../src/refunds/refunds.repository.ts';
 import {
   claimDueDeliveries,
   nextClaimableAt,
@@ -55,6 +55,8 @@ export interface Values {
 
 export interface HotPath {
   name: string;
+  /** Issued on this database only (a statement the other database's code path does not make). */
+  only?: DatabaseKind;
   /** The indexes each table must be read through, by their key columns; every access to these tables is checked. */
   uses: {
     table: string;
@@ -173,13 +175,30 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'refund', v.orderNo),
   },
   {
-    name: 'refund: the pay-ins of the requests that arrive together, with what each has refunded',
+    name: 'refund (SQLite): the pay-ins of the batch, with what each has refunded',
+    only: 'sqlite',
     uses: [
       { table: 'transactions', columns: PK },
       { table: 'transactions', columns: ['refund_of'] },
     ],
     aliases: { p: 'transactions', r: 'transactions' },
     issue: (on, v) => refundablePayins(on.db, [v.paymentId]),
+  },
+  {
+    name: 'refund (PostgreSQL): the pay-ins of the requests that arrive together, before their batch',
+    only: 'postgres',
+    uses: [{ table: 'transactions', columns: PK }],
+    issue: (on, v) => readPayins(on.db, [v.paymentId]),
+  },
+  {
+    name: "refund (PostgreSQL): wallets locked with what the batch's pay-ins have refunded",
+    only: 'postgres',
+    uses: [
+      { table: 'wallets', columns: ['merchant_id', 'currency'] },
+      { table: 'transactions', columns: ['refund_of'] },
+    ],
+    aliases: { seen: 'wallets', r: 'transactions' },
+    issue: (on, v) => lockWithRefunded(on.db, [{ merchantId: v.merchantId, currency: 'INR' }], [v.paymentId]),
   },
   {
     name: 'payout: wallets locked for the holds',

@@ -281,6 +281,7 @@ export async function explainHotPaths(
   const indexes = await indexColumns(kind, run);
   const problems: string[] = [];
   for (const path of paths) {
+    if (path.only !== undefined && path.only !== kind) continue;
     const statements = await captureStatements(kind, (db, record) =>
       path.issue({ db, lockRows: database.lockRows, readStatus: statusReader(kind, db, record) }, values),
     );
