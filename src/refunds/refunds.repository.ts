@@ -108,7 +108,9 @@ export async function lockWithRefunded(
     locked_version: string;
     seen_version: string;
   };
-  const sums = named ? sql`(select coalesce(json_agg(s), '[]') from (${refundedQuery(named)}) as s)` : sql`'[]'`;
+  const sums = named
+    ? sql`(select coalesce(json_agg(s), '[]') from (${refundedQuery(named)}) as s)`
+    : sql`'[]'`;
   const { rows } = await sql<{ wallets: Locked[]; refunded: Refunded[] }>`
     with locked as materialized (${locked})
     select (select coalesce(json_agg(locked), '[]') from locked) as wallets, ${sums} as refunded`.execute(tx);
