@@ -50,7 +50,7 @@ export function compareTransfer(t: ReconcileTxn, transfer: Record<string, unknow
     return [status(t, t.payment_id, 'NOT_FOUND', null)];
   }
   const raw = text(transfer.status).toUpperCase();
-  const provider = CASHFREE_VIEW[raw] ?? 'OPEN';
+  const provider = Object.hasOwn(CASHFREE_VIEW, raw) ? CASHFREE_VIEW[raw]! : 'OPEN';
   const cf = text(transfer.cf_transfer_id);
   const reference = cf || t.payment_id;
   const agrees = provider === pg || (pg === 'FAILED' && provider === 'REVERSED');

@@ -241,7 +241,7 @@ export class TransactionWorker {
       await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
       return true;
     } catch (err) {
-      this.storeDown.failed(err, 'claiming due transactions failed');
+      this.storeDown.failed(err, 'giving back transactions claimed before an outage failed');
       return false;
     }
   }
