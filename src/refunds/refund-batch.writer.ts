@@ -123,11 +123,11 @@ export class RefundBatchWriter {
       wallets,
       found.map((p) => p.payment_id),
     );
-    // One record per pay-in, which the batch's refunds of it add to as they are accepted.
+    // One record per pay-in, which the batch's refunds of it add to as they are accepted. Requests
+    // join in the order their reads were made, so the last read of a pay-in is its newest (one read
+    // PENDING may have settled since).
     const payins = new Map<string, RefundablePayin>();
-    for (const p of found)
-      if (!payins.has(p.payment_id))
-        payins.set(p.payment_id, { ...p, refunded: refunded.get(p.payment_id) ?? 0 });
+    for (const p of found) payins.set(p.payment_id, { ...p, refunded: refunded.get(p.payment_id) ?? 0 });
     return { balances, payins };
   }
 
