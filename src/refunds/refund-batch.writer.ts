@@ -11,7 +11,7 @@
  * waits out, the pay-ins' own rows (which never change once SUCCESS) are read before a request
  * joins a write batch, for the requests that arrive together in one statement, while the batch
  * before them is written; the lock reads the sums in its own statement (`lockWithRefunded`). On
- * SQLite, where a statement is a call, the pay-ins are read with their sums after the lock.
+ * SQLite, where a statement is a call, the pay-ins and their sums are read after the lock.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -28,7 +28,7 @@ import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
 import {
   lockWithRefunded,
   readPayins,
-  refundablePayins,
+  refundedOf,
   type RefundablePayin,
   type RefundedPayin,
 } from './refunds.repository.ts';
@@ -67,16 +67,15 @@ export type RefundWritten =
 /** The most refunds written in one database transaction. */
 const MAX_BATCH = 100;
 
-/** A request in the write queue: with its pay-in as read before it joined, on PostgreSQL. */
+/** A request in the write queue, with its pay-in as read before it joined (PostgreSQL only). */
 interface Queued {
   refund: PendingRefund;
-  /** Null on SQLite, where the pay-in is read in the batch. */
-  read: { payin: RefundedPayin | undefined } | null;
+  payin?: RefundedPayin;
 }
 
 export class RefundBatchWriter {
   private readonly queue: BatchQueue<Queued, RefundWritten>;
-  /** PostgreSQL's reads of the pay-ins, grouped; null on SQLite. */
+  /** PostgreSQL's reads of the pay-ins, grouped; null on SQLite, where they are read in the batch. */
   private readonly reads: BatchQueue<string, RefundedPayin | undefined> | null;
 
   constructor(
@@ -99,8 +98,8 @@ export class RefundBatchWriter {
   }
 
   async submit(refund: PendingRefund): Promise<RefundWritten> {
-    const read = this.reads ? { payin: await this.reads.submit(refund.payinId) } : null;
-    return this.queue.submit({ refund, read });
+    const payin = this.reads ? await this.reads.submit(refund.payinId) : undefined;
+    return this.queue.submit({ refund, payin });
   }
 
   /** The batch's wallets locked, and its pay-ins with what their refunds add up to. */
@@ -109,26 +108,36 @@ export class RefundBatchWriter {
     first: Queued[],
   ): Promise<{ balances: Map<string, number>; payins: Map<string, RefundablePayin> }> {
     const wallets = first.map(({ refund: r }) => ({ merchantId: r.merchantId, currency: r.currency }));
-    if (first.some((q) => q.read === null))
-      return {
-        balances: await lockAvailable(tx, this.database, wallets),
-        payins: await refundablePayins(
+    let found: RefundedPayin[];
+    let locked: { balances: Map<string, number>; refunded: Map<string, number> };
+    if (this.reads) {
+      found = first.flatMap((q) => (q.payin ? [q.payin] : []));
+      locked = await lockWithRefunded(
+        tx,
+        wallets,
+        found.map((p) => p.payment_id),
+      );
+    } else {
+      const balances = await lockAvailable(tx, this.database, wallets);
+      found = await readPayins(
+        tx,
+        first.map((q) => q.refund.payinId),
+      );
+      locked = {
+        balances,
+        refunded: await refundedOf(
           tx,
-          first.map((q) => q.refund.payinId),
+          found.map((p) => p.payment_id),
         ),
       };
-    const found = first.flatMap((q) => (q.read?.payin ? [q.read.payin] : []));
-    const { balances, refunded } = await lockWithRefunded(
-      tx,
-      wallets,
-      found.map((p) => p.payment_id),
-    );
+    }
     // One record per pay-in, which the batch's refunds of it add to as they are accepted. Requests
     // join in the order their reads were made, so the last read of a pay-in is its newest (one read
     // PENDING may have settled since).
     const payins = new Map<string, RefundablePayin>();
-    for (const p of found) payins.set(p.payment_id, { ...p, refunded: refunded.get(p.payment_id) ?? 0 });
-    return { balances, payins };
+    for (const p of found)
+      payins.set(p.payment_id, { ...p, refunded: locked.refunded.get(p.payment_id) ?? 0 });
+    return { balances: locked.balances, payins };
   }
 
   private async write(queued: Queued[]): Promise<RefundWritten[]> {

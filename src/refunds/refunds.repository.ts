@@ -27,40 +27,6 @@ export type RefundedPayin = Pick<TransactionRow, (typeof REFUNDED_PAYIN_COLUMNS)
 export type RefundablePayin = RefundedPayin & { refunded: number };
 
 /**
- * The pay-ins among `paymentIds`, each with the sum of its refunds that are not FAILED, in one
- * statement. The caller holds the lock of every wallet these pay-ins' refunds draw on
- * (`lockAvailable`), and every refund of a pay-in is written under its wallet's lock: read after
- * that lock, in a statement of its own (PostgreSQL's read-committed snapshot is taken when a
- * statement starts), the sums include each refund committed before it. A pay-in's own row is not
- * locked: once SUCCESS it never changes.
- */
-export async function refundablePayins(
-  db: Kysely<Tables>,
-  paymentIds: string[],
-): Promise<Map<string, RefundablePayin>> {
-  const payins = new Map<string, RefundablePayin>();
-  const named = namedPaymentIds(db, paymentIds);
-  if (!named) return payins;
-  const rows = await db
-    .selectFrom('transactions as p')
-    .select(REFUNDED_PAYIN_COLUMNS)
-    .select((eb) =>
-      eb
-        .selectFrom('transactions as r')
-        .select(sql<string>`cast(coalesce(sum(r.amount), 0) as text)`.as('total'))
-        .whereRef('r.refund_of', '=', 'p.payment_id')
-        .where('r.status', '<>', 'FAILED')
-        .as('refunded'),
-    )
-    .where('p.payment_id', 'in', named)
-    .where('p.kind', '=', 'payin')
-    .execute();
-  for (const { refunded, ...payin } of rows)
-    payins.set(payin.payment_id, { ...payin, refunded: Number(refunded ?? 0) });
-  return payins;
-}
-
-/**
  * The pay-ins' own rows, as a refund reads them, without their refunds. Once SUCCESS a pay-in never
  * changes, so this read need not wait for the wallets' lock: on PostgreSQL `RefundBatchWriter`
  * makes it for the requests that arrive together before they join a write batch, while the batch
@@ -93,8 +59,7 @@ export async function lockWithRefunded(
   paymentIds: string[],
 ): Promise<{ balances: Map<string, number>; refunded: Map<string, number> }> {
   const named = namedPaymentIds(tx, paymentIds);
-  const refunded = new Map<string, number>();
-  if (wallets.length === 0) return { balances: new Map(), refunded };
+  if (wallets.length === 0) return { balances: new Map(), refunded: new Map() };
   const locked = walletsToLock(tx, wallets)
     .select([
       sql<string>`wallets.xmin::text`.as('locked_version'),
@@ -110,15 +75,30 @@ export async function lockWithRefunded(
   };
   const sums = named
     ? sql`(select coalesce(json_agg(s), '[]') from (${refundedQuery(named)}) as s)`
-    : sql`'[]'`;
+    : sql`'[]'::json`;
   const { rows } = await sql<{ wallets: Locked[]; refunded: Refunded[] }>`
     with locked as materialized (${locked})
     select (select coalesce(json_agg(locked), '[]') from locked) as wallets, ${sums} as refunded`.execute(tx);
   const { wallets: lockedRows = [], refunded: seen = [] } = rows[0] ?? {};
   const moved = lockedRows.some((w) => w.locked_version !== w.seen_version);
-  const totals = moved && named ? (await refundedQuery(named).execute(tx)).rows : seen;
-  for (const r of totals) refunded.set(r.refund_of, Number(r.total ?? 0));
-  return { balances: balancesOf(lockedRows), refunded };
+  return {
+    balances: balancesOf(lockedRows),
+    refunded: moved ? await refundedOf(tx, paymentIds) : totalsOf(seen),
+  };
+}
+
+/**
+ * What the refunds of each of `paymentIds` that are not FAILED add up to (paise), in a statement
+ * of its own. Read after the lock of every wallet these pay-ins' refunds draw on (every refund of a
+ * pay-in is written under its wallet's lock), it includes each refund committed before that lock.
+ */
+export async function refundedOf(db: Kysely<Tables>, paymentIds: string[]): Promise<Map<string, number>> {
+  const named = namedPaymentIds(db, paymentIds);
+  return named ? totalsOf((await refundedQuery(named).execute(db)).rows) : new Map();
+}
+
+function totalsOf(rows: readonly Refunded[]): Map<string, number> {
+  return new Map(rows.map((r) => [r.refund_of, Number(r.total ?? 0)]));
 }
 
 interface Refunded {

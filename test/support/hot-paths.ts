@@ -28,7 +28,7 @@ import {
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
-import { lockWithRefunded, readPayins, refundablePayins } from '../../src/refunds/refunds.repository.ts';
+import { lockWithRefunded, readPayins, refundedOf } from '../../src/refunds/refunds.repository.ts';
 import {
   claimDueDeliveries,
   nextClaimableAt,
@@ -175,20 +175,15 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'refund', v.orderNo),
   },
   {
-    name: 'refund (SQLite): the pay-ins of the batch, with what each has refunded',
-    only: 'sqlite',
-    uses: [
-      { table: 'transactions', columns: PK },
-      { table: 'transactions', columns: ['refund_of'] },
-    ],
-    aliases: { p: 'transactions', r: 'transactions' },
-    issue: (on, v) => refundablePayins(on.db, [v.paymentId]),
-  },
-  {
-    name: 'refund (PostgreSQL): the pay-ins of the requests that arrive together, before their batch',
-    only: 'postgres',
+    name: 'refund: the pay-ins of the requests that arrive together',
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => readPayins(on.db, [v.paymentId]),
+  },
+  {
+    name: "refund: what the refunds of a batch's pay-ins add up to",
+    uses: [{ table: 'transactions', columns: ['refund_of'] }],
+    aliases: { r: 'transactions' },
+    issue: (on, v) => refundedOf(on.db, [v.paymentId]),
   },
   {
     name: "refund (PostgreSQL): wallets locked with what the batch's pay-ins have refunded",
