@@ -8,10 +8,9 @@
  * both its pay-in's refundable amount and its wallet's available balance cover it.
  *
  * On PostgreSQL, where each statement of a batch is a round trip that every request of the batch
- * waits out, the pay-ins' own rows (which never change once SUCCESS) are read before a request
- * joins a write batch, for the requests that arrive together in one statement, while the batch
- * before them is written; the lock reads the sums in its own statement (`lockWithRefunded`). On
- * SQLite, where a statement is a call, the pay-ins and their sums are read after the lock.
+ * waits out, the lock reads the pay-ins and their sums in the same statement (`lockWithPayins`), so
+ * that a refund batch has as many statements as a payout batch. On SQLite, where a statement is a
+ * call, the pay-ins and their sums are read after the lock, each in a statement of its own.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -26,7 +25,7 @@ import {
 import { holdForRefunds, type Hold } from '../wallet/wallet.service.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
 import {
-  lockWithRefunded,
+  lockWithPayins,
   readPayins,
   refundedOf,
   type RefundablePayin,
@@ -67,94 +66,62 @@ export type RefundWritten =
 /** The most refunds written in one database transaction. */
 const MAX_BATCH = 100;
 
-/** A request in the write queue, with its pay-in as read before it joined (PostgreSQL only). */
-interface Queued {
-  refund: PendingRefund;
-  payin?: RefundedPayin;
-}
-
 export class RefundBatchWriter {
-  private readonly queue: BatchQueue<Queued, RefundWritten>;
-  /** PostgreSQL's reads of the pay-ins, grouped; null on SQLite, where they are read in the batch. */
-  private readonly reads: BatchQueue<string, RefundedPayin | undefined> | null;
+  private readonly queue: BatchQueue<PendingRefund, RefundWritten>;
 
   constructor(
     private readonly database: Database,
     private readonly now: () => number,
   ) {
     this.queue = new BatchQueue((batch) => this.write(batch), MAX_BATCH);
-    this.reads =
-      database.kind === 'postgres'
-        ? new BatchQueue(
-            async (ids: string[]) => {
-              const rows = await readPayins(database.db, ids);
-              const byId = new Map(rows.map((p) => [p.payment_id, p]));
-              return ids.map((id) => byId.get(id));
-            },
-            MAX_BATCH,
-            () => false,
-          )
-        : null;
   }
 
-  async submit(refund: PendingRefund): Promise<RefundWritten> {
-    const payin = this.reads ? await this.reads.submit(refund.payinId) : undefined;
-    return this.queue.submit({ refund, payin });
+  submit(refund: PendingRefund): Promise<RefundWritten> {
+    return this.queue.submit(refund);
   }
 
   /** The batch's wallets locked, and its pay-ins with what their refunds add up to. */
   private async lockAndRead(
     tx: Transaction<Tables>,
-    first: Queued[],
+    first: PendingRefund[],
   ): Promise<{ balances: Map<string, number>; payins: Map<string, RefundablePayin> }> {
-    const wallets = first.map(({ refund: r }) => ({ merchantId: r.merchantId, currency: r.currency }));
-    let found: RefundedPayin[];
-    let locked: { balances: Map<string, number>; refunded: Map<string, number> };
-    if (this.reads) {
-      found = first.flatMap((q) => (q.payin ? [q.payin] : []));
-      locked = await lockWithRefunded(
-        tx,
-        wallets,
-        found.map((p) => p.payment_id),
-      );
-    } else {
+    const wallets = first.map((r) => ({ merchantId: r.merchantId, currency: r.currency }));
+    const ids = first.map((r) => r.payinId);
+    let read: { balances: Map<string, number>; payins: RefundedPayin[]; refunded: Map<string, number> };
+    if (this.database.kind === 'postgres') read = await lockWithPayins(tx, wallets, ids);
+    else {
       const balances = await lockAvailable(tx, this.database, wallets);
-      found = await readPayins(
-        tx,
-        first.map((q) => q.refund.payinId),
-      );
-      locked = {
+      const payins = await readPayins(tx, ids);
+      read = {
         balances,
+        payins,
         refunded: await refundedOf(
           tx,
-          found.map((p) => p.payment_id),
+          payins.map((p) => p.payment_id),
         ),
       };
     }
-    // One record per pay-in, which the batch's refunds of it add to as they are accepted. Requests
-    // join in the order their reads were made, so the last read of a pay-in is its newest (one read
-    // PENDING may have settled since).
+    // One record per pay-in, which the batch's refunds of it add to as they are accepted.
     const payins = new Map<string, RefundablePayin>();
-    for (const p of found)
-      payins.set(p.payment_id, { ...p, refunded: locked.refunded.get(p.payment_id) ?? 0 });
-    return { balances: locked.balances, payins };
+    for (const p of read.payins)
+      payins.set(p.payment_id, { ...p, refunded: read.refunded.get(p.payment_id) ?? 0 });
+    return { balances: read.balances, payins };
   }
 
-  private async write(queued: Queued[]): Promise<RefundWritten[]> {
+  private async write(queued: PendingRefund[]): Promise<RefundWritten[]> {
     return this.database.writeTransaction().execute(async (tx) => {
       const at = this.now();
       const results = new Map<PendingRefund, RefundWritten>();
-      const firstOf = new Map<string, Queued>();
+      const firstOf = new Map<string, PendingRefund>();
       const repeats = new Map<PendingRefund, PendingRefund>();
-      for (const q of queued) {
-        const r = q.refund;
+      for (const r of queued) {
         const refundNo = `${r.merchantId}\u0000${r.refundNo}`;
         const earlier = firstOf.get(refundNo);
-        if (earlier) repeats.set(r, earlier.refund);
-        else firstOf.set(refundNo, q);
+        if (earlier) repeats.set(r, earlier);
+        else firstOf.set(refundNo, r);
       }
-      const { balances, payins } = await this.lockAndRead(tx, [...firstOf.values()]);
-      const first = [...firstOf.values()].map((q) => q.refund);
+      const first = [...firstOf.values()];
+      const { balances, payins } = await this.lockAndRead(tx, first);
       const made = new Map<PendingRefund, MadeRefund>();
       for (const r of first) {
         const m = r.make(payins.get(r.payinId));
@@ -200,7 +167,7 @@ export class RefundBatchWriter {
             : { outcome: 'retry' },
         );
       }
-      return queued.map((q) => results.get(q.refund) ?? { outcome: 'retry' });
+      return queued.map((r) => results.get(r) ?? { outcome: 'retry' });
     });
   }
 }

@@ -26,40 +26,40 @@ export type RefundedPayin = Pick<TransactionRow, (typeof REFUNDED_PAYIN_COLUMNS)
 /** A pay-in as a refund reads it, with what its refunds that are not FAILED add up to (paise). */
 export type RefundablePayin = RefundedPayin & { refunded: number };
 
-/**
- * The pay-ins' own rows, as a refund reads them, without their refunds. Once SUCCESS a pay-in never
- * changes, so this read need not wait for the wallets' lock: on PostgreSQL `RefundBatchWriter`
- * makes it for the requests that arrive together before they join a write batch, while the batch
- * before them is being written.
- */
+/** The pay-ins' own rows, as a refund reads them, without their refunds. */
 export async function readPayins(db: Kysely<Tables>, paymentIds: string[]): Promise<RefundedPayin[]> {
   const named = namedPaymentIds(db, paymentIds);
-  if (!named) return [];
+  return named ? payinsQuery(db, named).execute() : [];
+}
+
+function payinsQuery(db: Kysely<Tables>, named: RawBuilder<string>) {
   return db
     .selectFrom('transactions')
     .select(REFUNDED_PAYIN_COLUMNS)
     .where('payment_id', 'in', named)
-    .where('kind', '=', 'payin')
-    .execute();
+    .where('kind', '=', 'payin');
 }
 
 /**
- * PostgreSQL: the wallets that refunds draw on, locked as `lockAvailable` locks them, and what the
- * refunds of each of `paymentIds` that are not FAILED add up to, in one statement (each statement
- * of a refund batch is a round trip that every request of the batch waits out). That statement's
- * snapshot is taken before its lock is granted: when the lock had to wait for another transaction,
- * that transaction may have added refunds since. Every transaction that changes what a pay-in's
- * refunds add up to also updates its wallet (a refund's hold, the release of a FAILED one), so the
- * statement also reads each wallet's version (`xmin`) as locked and as its snapshot saw it; when the
- * two differ, the sums are read again in a statement of their own, whose snapshot follows the lock.
+ * PostgreSQL: the wallets that refunds draw on, locked as `lockAvailable` locks them, with the
+ * pay-ins of `paymentIds` and what their refunds that are not FAILED add up to, in one statement:
+ * each statement of a refund batch is a round trip that every request of the batch waits out, and
+ * this one makes a refund batch as many as a payout batch.
+ *
+ * That statement's snapshot is taken before its lock is granted: when the lock had to wait for
+ * another transaction, that transaction may have added refunds since (and a pay-in may have
+ * settled). Every transaction that changes what a pay-in's refunds add up to also updates its
+ * wallet (a refund's hold, the release of a FAILED one), so the statement also reads each wallet's
+ * version (`xmin`) as locked and as its snapshot saw it; when the two differ, the pay-ins and their
+ * sums are read again in statements of their own, whose snapshots follow the lock.
  */
-export async function lockWithRefunded(
+export async function lockWithPayins(
   tx: Kysely<Tables>,
   wallets: WalletKey[],
   paymentIds: string[],
-): Promise<{ balances: Map<string, number>; refunded: Map<string, number> }> {
+): Promise<{ balances: Map<string, number>; payins: RefundedPayin[]; refunded: Map<string, number> }> {
+  if (wallets.length === 0) return { balances: new Map(), payins: [], refunded: new Map() };
   const named = namedPaymentIds(tx, paymentIds);
-  if (wallets.length === 0) return { balances: new Map(), refunded: new Map() };
   const locked = walletsToLock(tx, wallets)
     .select([
       sql<string>`wallets.xmin::text`.as('locked_version'),
@@ -73,18 +73,21 @@ export async function lockWithRefunded(
     locked_version: string;
     seen_version: string;
   };
+  const payins = named
+    ? sql`(select coalesce(json_agg(p), '[]') from (${payinsQuery(tx, named)}) as p)`
+    : sql`'[]'::json`;
   const sums = named
     ? sql`(select coalesce(json_agg(s), '[]') from (${refundedQuery(named)}) as s)`
     : sql`'[]'::json`;
-  const { rows } = await sql<{ wallets: Locked[]; refunded: Refunded[] }>`
+  const { rows } = await sql<{ wallets: Locked[]; payins: RefundedPayin[]; refunded: Refunded[] }>`
     with locked as materialized (${locked})
-    select (select coalesce(json_agg(locked), '[]') from locked) as wallets, ${sums} as refunded`.execute(tx);
-  const { wallets: lockedRows = [], refunded: seen = [] } = rows[0] ?? {};
-  const moved = lockedRows.some((w) => w.locked_version !== w.seen_version);
-  return {
-    balances: balancesOf(lockedRows),
-    refunded: moved ? await refundedOf(tx, paymentIds) : totalsOf(seen),
-  };
+    select (select coalesce(json_agg(locked), '[]') from locked) as wallets,
+      ${payins} as payins, ${sums} as refunded`.execute(tx);
+  const { wallets: lockedRows = [], payins: found = [], refunded: seen = [] } = rows[0] ?? {};
+  const balances = balancesOf(lockedRows);
+  if (lockedRows.some((w) => w.locked_version !== w.seen_version))
+    return { balances, payins: await readPayins(tx, paymentIds), refunded: await refundedOf(tx, paymentIds) };
+  return { balances, payins: found, refunded: totalsOf(seen) };
 }
 
 /**

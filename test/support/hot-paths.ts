@@ -28,7 +28,7 @@ import {
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
-import { lockWithRefunded, readPayins, refundedOf } from '../../src/refunds/refunds.repository.ts';
+import { lockWithPayins, readPayins, refundedOf } from '../../src/refunds/refunds.repository.ts';
 import {
   claimDueDeliveries,
   nextClaimableAt,
@@ -175,7 +175,7 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => findByOrderNo(on.db, v.merchantId, 'refund', v.orderNo),
   },
   {
-    name: 'refund: the pay-ins of the requests that arrive together',
+    name: "refund: the pay-ins of a batch's requests, in a statement of their own",
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => readPayins(on.db, [v.paymentId]),
   },
@@ -186,14 +186,15 @@ export const HOT_PATHS: HotPath[] = [
     issue: (on, v) => refundedOf(on.db, [v.paymentId]),
   },
   {
-    name: "refund (PostgreSQL): wallets locked with what the batch's pay-ins have refunded",
+    name: "refund (PostgreSQL): wallets locked with the batch's pay-ins and what they have refunded",
     only: 'postgres',
     uses: [
       { table: 'wallets', columns: ['merchant_id', 'currency'] },
+      { table: 'transactions', columns: PK },
       { table: 'transactions', columns: ['refund_of'] },
     ],
     aliases: { seen: 'wallets', r: 'transactions' },
-    issue: (on, v) => lockWithRefunded(on.db, [{ merchantId: v.merchantId, currency: 'INR' }], [v.paymentId]),
+    issue: (on, v) => lockWithPayins(on.db, [{ merchantId: v.merchantId, currency: 'INR' }], [v.paymentId]),
   },
   {
     name: 'payout: wallets locked for the holds',
