@@ -1,7 +1,8 @@
 /**
  * Refunds across real `paygate serve` processes: on one PostgreSQL, three processes asked for the
- * same refund at once create it once and call it back once, and refunds of one pay-in spread over
- * them never pass its amount; on either database, refunds in flight when a process is killed
+ * same refund at once create it once and call it back once, refunds of one pay-in spread over them
+ * never pass its amount, and a refund that waits for its wallet sees what was committed meanwhile (its
+ * pay-in's earlier refunds, its pay-in's settlement); on either database, refunds in flight when a process is killed
  * (kill -9) settle exactly once after a restart.
  */
 import assert from 'node:assert/strict';
@@ -178,6 +179,58 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
     const refused = first!.status === 400 ? first! : second!;
     assert.equal(refused.body.error.error_code, 'REFUND_EXCEEDS_PAYMENT');
     assert.equal(refused.body.error.metadata.refundable, 20);
+  });
+
+  it('refunds a pay-in that settles while the refund waits for its wallet', async () => {
+    // The refund batch's statement reads the pay-in (PENDING) before its wallet lock is granted; the
+    // settlement that holds the wallet commits SUCCESS meanwhile. The batch must see SUCCESS.
+    const created = await call(servers[0]!.baseUrl, key, '/payments/onsite/payin', {
+      money: { amount: 50 },
+      merchant_order_no: 'settles-meanwhile',
+    });
+    assert.equal(created.status, 200, created.text);
+    const paymentId = created.body.payment_id as string;
+    const merchant = await database.db.selectFrom('api_keys').select('merchant_id').executeTakeFirstOrThrow();
+    const waiting = async () =>
+      Number(
+        (
+          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+            where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0
+              and query like '%from "wallets"%for update%'`.execute(database.db)
+        ).rows[0]!.n,
+      ) === 1;
+    const settlement = buildServices(loadConfig(env), database).settlement;
+    const asked = await database.db.transaction().execute(async (tx) => {
+      await sql`select available from wallets where merchant_id = ${merchant.merchant_id} for update`.execute(
+        tx,
+      );
+      const refund = call(servers[1]!.baseUrl, key, '/payments/refund', {
+        payment_id: paymentId,
+        money: { amount: 20 },
+        merchant_refund_no: 'settles-meanwhile-1',
+      });
+      await until('the refund batch waiting for the wallet', waiting, 30_000);
+      const settled = await settlement.settleIn(
+        tx,
+        paymentId,
+        { status: 'SUCCESS', utr: '123456789012', channelTxnId: 'SBX-meanwhile' },
+        'test',
+      );
+      assert.equal(settled?.txn.status, 'SUCCESS');
+      // In an array: a promise returned from here would be awaited before the commit it waits for.
+      return [refund];
+    });
+    const answer = await asked[0]!;
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.status, 'PENDING');
+    const refunds = await database.db
+      .selectFrom('transactions')
+      .select(['amount', 'status'])
+      .where('refund_of', '=', paymentId)
+      .execute();
+    assert.equal(refunds.length, 1);
+    assert.equal(refunds[0]!.amount, 2000);
+    assert.notEqual(refunds[0]!.status, 'FAILED');
   });
 });
 
