@@ -78,6 +78,20 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
     servers = await Promise.all([1, 2, 3].map(() => spawnServer(env, { timeoutMs: 60_000 })));
   });
 
+  /**
+   * Sessions of this database waiting to lock a wallet (a refund batch's first statement; a
+   * settlement of an earlier refund, also held up, updates instead). The second in line waits on the
+   * first, not on the holder.
+   */
+  const lockingWallets = async () =>
+    Number(
+      (
+        await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+          where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0
+            and query like '%from "wallets"%for update%'`.execute(database.db)
+      ).rows[0]!.n,
+    );
+
   after(async () => {
     await Promise.all(servers.map((s) => s.stop()));
     await database.close();
@@ -145,17 +159,6 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
     // 160.00 of a 100.00 pay-in (and one that does not take it first never waits here).
     const paymentId = await paidIn(servers[0]!.baseUrl, key, 100, 'held-wallet');
     const merchant = await database.db.selectFrom('api_keys').select('merchant_id').executeTakeFirstOrThrow();
-    // Sessions of this database waiting to lock a wallet (a refund batch's first statement; a
-    // settlement of an earlier refund, also held up, updates instead). The second in line waits on the
-    // first, not on the holder.
-    const lockingWallets = async () =>
-      Number(
-        (
-          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-            where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0
-              and query like '%from "wallets"%for update%'`.execute(database.db)
-        ).rows[0]!.n,
-      );
     const answers = await database.db.transaction().execute(async (tx) => {
       await sql`select available from wallets where merchant_id = ${merchant.merchant_id} for update`.execute(
         tx,
@@ -191,14 +194,6 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
     assert.equal(created.status, 200, created.text);
     const paymentId = created.body.payment_id as string;
     const merchant = await database.db.selectFrom('api_keys').select('merchant_id').executeTakeFirstOrThrow();
-    const waiting = async () =>
-      Number(
-        (
-          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-            where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0
-              and query like '%from "wallets"%for update%'`.execute(database.db)
-        ).rows[0]!.n,
-      ) === 1;
     const settlement = buildServices(loadConfig(env), database).settlement;
     const asked = await database.db.transaction().execute(async (tx) => {
       await sql`select available from wallets where merchant_id = ${merchant.merchant_id} for update`.execute(
@@ -209,7 +204,11 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
         money: { amount: 20 },
         merchant_refund_no: 'settles-meanwhile-1',
       });
-      await until('the refund batch waiting for the wallet', waiting, 30_000);
+      await until(
+        'the refund batch waiting for the wallet',
+        async () => (await lockingWallets()) === 1,
+        30_000,
+      );
       const settled = await settlement.settleIn(
         tx,
         paymentId,
