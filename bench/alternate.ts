@@ -9,6 +9,11 @@
  *     [--rounds 12] [--duration 5] [--refund-rows 200000]
  *
  * The PostgreSQL figures count every postgres process on the machine: run nothing else on it.
+ *
+ * The worker can take a round's transactions on (PENDING to PROCESSING) during the next round, so
+ * each kind may pay some of the other's cost, most on SQLite, where the worker runs in the gateway's
+ * process: there it gave a ratio of 0.92 where `npm run bench -- --only refund` gave 0.84 minutes
+ * later. Take the ratio from the bench on SQLite.
  */
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
