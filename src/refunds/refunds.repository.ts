@@ -47,11 +47,12 @@ function payinsQuery(db: Kysely<Tables>, named: RawBuilder<string>) {
  * this one makes a refund batch as many as a payout batch.
  *
  * That statement's snapshot is taken before its lock is granted: when the lock had to wait for
- * another transaction, that transaction may have added refunds since (and a pay-in may have
- * settled). Every transaction that changes what a pay-in's refunds add up to also updates its
- * wallet (a refund's hold, the release of a FAILED one), so the statement also reads each wallet's
- * version (`xmin`) as locked and as its snapshot saw it; when the two differ, the pay-ins and their
- * sums are read again in statements of their own, whose snapshots follow the lock.
+ * another transaction, that transaction may have added refunds since, or settled a pay-in. Every
+ * transaction that changes what a pay-in's refunds add up to also updates its wallet (a refund's
+ * hold, the release of a FAILED one), as a pay-in's settlement does (its credit). So the statement
+ * also reads each wallet's version (`xmin`) as locked and as its snapshot saw it; when the two
+ * differ, the pay-ins and their sums are read again in statements of their own, whose snapshots
+ * follow the lock.
  */
 export async function lockWithPayins(
   tx: Kysely<Tables>,
