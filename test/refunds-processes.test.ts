@@ -1,9 +1,9 @@
 /**
  * Refunds across real `paygate serve` processes: on one PostgreSQL, three processes asked for the
  * same refund at once create it once and call it back once, refunds of one pay-in spread over them
- * never pass its amount, and a refund that waits for its wallet sees what was committed meanwhile (its
- * pay-in's earlier refunds, its pay-in's settlement); on either database, refunds in flight when a process is killed
- * (kill -9) settle exactly once after a restart.
+ * never pass its amount, and a refund that waits for its wallet sees what was committed meanwhile
+ * (its pay-in's earlier refunds, its pay-in's settlement); on either database, refunds in flight
+ * when a process is killed (kill -9) settle exactly once after a restart.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
