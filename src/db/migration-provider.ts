@@ -15,6 +15,7 @@ import { exceptions } from './exceptions.migration.ts';
 import { liveRefunds } from './live-refunds.migration.ts';
 import { refundIndex } from './refund-index.migration.ts';
 import { channelClaims } from './channel-claims.migration.ts';
+import { reconcileOpen } from './reconcile-open.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -31,6 +32,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0014_exceptions': exceptions(),
         '0015_refund_index': refundIndex(),
         '0016_channel_claims': channelClaims(),
+        '0017_reconcile_open': reconcileOpen(),
       };
     },
   };

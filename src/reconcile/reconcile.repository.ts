@@ -7,6 +7,8 @@ import type {
   TransactionKind,
   TransactionStatus,
 } from '../db/schema.ts';
+import { openTransaction } from '../transactions/transaction-claims.repository.ts';
+import { compare } from '../transactions/transactions.repository.ts';
 
 /** What a run compares of a transaction. */
 export interface ReconcileTxn {
@@ -66,24 +68,33 @@ export async function createdPage(
   return rows.map(txnOf);
 }
 
-/** A page of a channel's transactions created before `before` and still not final, in payment_id order. */
-export async function openPage(
-  db: Kysely<Tables>,
-  channel: string,
-  status: 'PENDING' | 'PROCESSING',
-  before: number,
-  after: string,
-  limit: number,
-): Promise<ReconcileTxn[]> {
+/**
+ * The payment_ids of a channel's transactions created before `before` and still not final, in
+ * order. Read through the index on the open transactions by channel (`transactions_due`), which
+ * holds few rows: with an ORDER BY, a LIMIT or a range on created_at, the databases would rather
+ * walk the primary key or the channel's index of every transaction.
+ */
+export async function openIds(db: Kysely<Tables>, channel: string, before: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('transactions')
+    .select(['payment_id', 'created_at'])
+    .where('channel', '=', channel)
+    .where(openTransaction())
+    .execute();
+  return rows
+    .filter((r) => Number(r.created_at) < before)
+    .map((r) => r.payment_id)
+    .sort(compare);
+}
+
+/** The transactions of `paymentIds`, by payment_id. */
+export async function transactionsOf(db: Kysely<Tables>, paymentIds: string[]): Promise<ReconcileTxn[]> {
+  if (paymentIds.length === 0) return [];
   const rows = await db
     .selectFrom('transactions')
     .select(TXN_COLUMNS)
-    .where('channel', '=', channel)
-    .where('status', '=', status)
-    .where('payment_id', '>', after)
-    .where('created_at', '<', before)
+    .where('payment_id', 'in', paymentIds)
     .orderBy('payment_id')
-    .limit(limit)
     .execute();
   return rows.map(txnOf);
 }

@@ -16,8 +16,9 @@ import {
   createdPage,
   finishRun,
   openDifference,
-  openPage,
+  openIds,
   startRun,
+  transactionsOf,
   type ReconcileTxn,
   type RunCounts,
 } from './reconcile.repository.ts';
@@ -121,15 +122,8 @@ export class ReconcileService {
       const last = page.at(-1)!;
       after = { createdAt: last.created_at, paymentId: last.payment_id };
     }
-    for (const status of ['PENDING', 'PROCESSING'] as const) {
-      let afterId = '';
-      for (;;) {
-        const page = await openPage(this.db, channel, status, from, afterId, size);
-        if (page.length > 0) yield page;
-        if (page.length < size) break;
-        afterId = page.at(-1)!.payment_id;
-      }
-    }
+    const open = await openIds(this.db, channel, from);
+    for (let i = 0; i < open.length; i += size) yield await transactionsOf(this.db, open.slice(i, i + size));
   }
 
   private reader(channel: ReconcileChannel): (t: ReconcileTxn) => Promise<Found[]> {

@@ -41,13 +41,21 @@ export function claimDueTransactions(
   });
 }
 
+/**
+ * `status in ('PENDING', 'PROCESSING')` as the partial index on the open transactions is written,
+ * so that a statement with it can read that index (`transactions_due`, by channel).
+ */
+export function openTransaction() {
+  return isOpen(DUE_TRANSACTIONS);
+}
+
 /** The channels that open transactions name. */
 export async function openChannels(db: Kysely<Tables>): Promise<string[]> {
   const rows = await db
     .selectFrom('transactions')
     .select('channel')
     .distinct()
-    .where(isOpen(DUE_TRANSACTIONS))
+    .where(openTransaction())
     .execute();
   return rows.map((r) => r.channel);
 }

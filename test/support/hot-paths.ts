@@ -36,6 +36,7 @@ import {
   webhookSecrets,
 } from '../../src/callbacks/deliveries.repository.ts';
 import { claimDueEvents, insertChannelEvents, markApplied } from '../../src/live/notifications.repository.ts';
+import { createdPage, openIds, transactionsOf } from '../../src/reconcile/reconcile.repository.ts';
 
 /** What a hot path's statement is issued with: a kysely that records it, and the database's own row locking. */
 export interface Issuer {
@@ -319,5 +320,31 @@ export const HOT_PATHS: HotPath[] = [
     name: 'notifications: one marked applied',
     uses: [{ table: 'channel_events', columns: ['id'] }],
     issue: (on, v) => markApplied(on.db, 1, v.now),
+  },
+  // Reconciliation reads a live channel's transactions. The data set holds sandbox rows only, all
+  // created within a few hours and a tenth of them open: for the sandbox, a day's or the open ones'
+  // index would read as much as any other, so the channel named is one the data holds none of.
+  {
+    name: "reconcile: a page of a channel's transactions of a day",
+    uses: [{ table: 'transactions', columns: ['channel', 'created_at', 'payment_id'] }],
+    issue: (on, v) =>
+      createdPage(
+        on.db,
+        'setu',
+        v.now - 86_400_000,
+        v.now,
+        { createdAt: v.now - 5_000_000, paymentId: '' },
+        500,
+      ),
+  },
+  {
+    name: "reconcile: a channel's open transactions from before the day",
+    uses: [{ table: 'transactions', columns: ['channel', 'next_action_at'] }],
+    issue: (on, v) => openIds(on.db, 'setu', v.now - 86_400_000),
+  },
+  {
+    name: 'reconcile: a page of them read',
+    uses: [{ table: 'transactions', columns: PK }],
+    issue: (on, v) => transactionsOf(on.db, [v.paymentId, `${v.paymentId.slice(0, -1)}9`]),
   },
 ];
