@@ -10,7 +10,7 @@ import { DATABASES } from './support/databases.ts';
 import { skipFor, testAccounts } from './support/harness.ts';
 import { cliAsync } from './support/process.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
-import { istDate } from '../src/reconcile/ist-day.ts';
+import { istDate, istDayBounds } from '../src/reconcile/ist-day.ts';
 
 let n = 0;
 const order = (prefix: string) => `${prefix}-${process.pid}-${++n}`;
@@ -293,6 +293,56 @@ for (const kind of DATABASES) {
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();
       assert.equal(Number(runsAfter.n), Number(runsBefore.n));
+    });
+
+    it('checks a transaction from before the day that is still open, and not one created after it', async () => {
+      const l = live();
+      const id = await payout(l);
+      await l.waitStatus('payout', id, 'SUCCESS');
+      const db = l.gw.database.db;
+      const row = await db
+        .selectFrom('transactions')
+        .select(['created_at', 'finalized_at', 'next_action_at'])
+        .where('payment_id', '=', id)
+        .executeTakeFirstOrThrow();
+      // As Paygate would hold it had the provider's word never arrived: PROCESSING since two days
+      // before, not due for the worker meanwhile. Cashfree says SUCCESS.
+      const reopen = (createdAt: number) =>
+        db
+          .updateTable('transactions')
+          .set({
+            status: 'PROCESSING',
+            created_at: createdAt,
+            finalized_at: null,
+            next_action_at: Date.now() + 86_400_000,
+          })
+          .where('payment_id', '=', id)
+          .execute();
+      const yesterday = istDate(Date.now() - 86_400_000);
+      const before = (await mismatches(l)).length;
+      try {
+        await reopen(Date.now() - 2 * 86_400_000);
+        const run = await reconcile(l, ['--date', yesterday, '--channel', 'cashfree']);
+        assert.equal(run.status, 0, run.stderr + run.stdout);
+        assert.deepEqual(run.json.runs, [
+          { date: yesterday, channel: 'cashfree', checked: 1, matched: 0, mismatched: 1, unreadable: 0 },
+        ]);
+        const cf = l.cashfree.transfers.get(id)!.cf_transfer_id;
+        assert.deepEqual(
+          (await mismatches(l)).slice(before).map((m) => `${m.provider} ${m.reference} ${m.payment_id}`),
+          [`cashfree ${cf} status=SUCCESS ${id}`],
+        );
+        // Created on the day itself, it is the day's own: one check, not two.
+        await reopen(istDayBounds(yesterday).from + 1000);
+        const again = await reconcile(l, ['--date', yesterday, '--channel', 'cashfree']);
+        assert.equal(again.json.runs[0].checked, 1);
+      } finally {
+        await db
+          .updateTable('transactions')
+          .set({ status: 'SUCCESS', ...row })
+          .where('payment_id', '=', id)
+          .execute();
+      }
     });
   });
 }
