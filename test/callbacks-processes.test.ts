@@ -138,7 +138,9 @@ describe('callbacks across processes', { concurrency: true }, () => {
           DATABASE_URL: testDb.url,
           ALLOW_PRIVATE_CALLBACK_URLS: 'true',
           CALLBACK_RETRY_INTERVAL_MS: String(INTERVAL_MS),
-          CALLBACK_TIMEOUT_MS: '1000',
+          // Short, so the lease of the attempt cut off by the kill runs out soon; long enough that
+          // the retry's answer still arrives in time on a busy machine.
+          CALLBACK_TIMEOUT_MS: '3000',
           CALLBACK_MAX_RETRIES: '3',
           // On PostgreSQL the longest poll there is: a CLI resend must arrive through NOTIFY, not a poll.
           WORKER_POLL_MS: kind === 'postgres' ? '60000' : '500',

@@ -127,7 +127,9 @@ function load(gateway: Paygate, m: Merchant, prefix: string, { clients = 4, crea
   };
   const running = Promise.all(Array.from({ length: clients }, client));
   return {
+    /** Stops the clients, once each kind of request has been served at least once (5 s at most). */
     async stop() {
+      await waitUntil(() => settled.length > 0 && payouts.length > 0, Date.now() + 5000);
       stopped = true;
       await running;
       return { settled, payouts, refused };
