@@ -98,9 +98,16 @@ export async function connect(url: string): Promise<RawConnection> {
   };
 }
 
+/**
+ * Spreads the bulk-loaded payment_ids as real ones are spread (they are random): after the prefix
+ * come 16 digits of `i * SPREAD mod 10^16` (a one-to-one map, SPREAD being odd and not a multiple
+ * of 5), then `i` itself. Exact in a JavaScript number up to 12 million rows.
+ */
+const SPREAD = 734_567_891;
+
 /** The payment_id of the i-th bulk-loaded pay-in: 32 characters of [A-Za-z0-9], like a real one. */
 export function filledPaymentId(i: number, prefix = 'fill'): string {
-  return `${prefix}${String(i).padStart(28, '0')}`;
+  return `${prefix}${String((i * SPREAD) % 1e16).padStart(16, '0')}${String(i).padStart(12, '0')}`;
 }
 
 export interface FillOptions {
@@ -147,11 +154,11 @@ export async function fillPayins(
         await conn.run(
           `with recursive n(i) as (select ? union all select i + 1 from n where i < ?)
            insert into transactions (${COLUMNS})
-           select printf('${prefix}%028d', i), ?, 'payin', 'onsite', '${prefix}-' || i, 50000 + (i % 1000) * 100, 'INR',
+           select printf('${prefix}%016d%012d', (i * ${SPREAD}) % 10000000000000000, i), ?, 'payin', 'onsite', '${prefix}-' || i, 50000 + (i % 1000) * 100, 'INR',
              case when i % ${m} = 0 then 'PENDING' when i % 10 < 8 then 'SUCCESS' else 'FAILED' end,
              case when i % ${m} = 0 then '' else printf('%012d', i) end, 'sbx_' || i, 'sandbox',
              'Bench Customer', '9999999999', 'customer@example.com', ?, null, null, null, null,
-             printf('%064d', i), '{"success":true,"payment_id":"' || printf('${prefix}%028d', i) || '","payment_url":"http://localhost/pay/x","amount":500,"currency":"INR","message":"Payment created"}',
+             printf('%064d', i), '{"success":true,"payment_id":"' || printf('${prefix}%016d%012d', (i * ${SPREAD}) % 10000000000000000, i) || '","payment_url":"http://localhost/pay/x","amount":500,"currency":"INR","message":"Payment created"}',
              ?, case when i % ${m} = 0 then ? else null end, null, ?, ?, case when i % ${m} = 0 then null else ? end
            from n`,
           [lo, hi, merchantId, callbackUrl, later, later, now, now, now],
@@ -159,11 +166,11 @@ export async function fillPayins(
       } else {
         await conn.run(
           `insert into transactions (${COLUMNS})
-           select '${prefix}' || lpad(i::text, 28, '0'), $1, 'payin', 'onsite', '${prefix}-' || i, 50000 + (i % 1000) * 100, 'INR',
+           select '${prefix}' || lpad(((i::bigint * ${SPREAD}) % 10000000000000000)::text, 16, '0') || lpad(i::text, 12, '0'), $1, 'payin', 'onsite', '${prefix}-' || i, 50000 + (i % 1000) * 100, 'INR',
              case when i % ${m} = 0 then 'PENDING' when i % 10 < 8 then 'SUCCESS' else 'FAILED' end,
              case when i % ${m} = 0 then '' else lpad(i::text, 12, '0') end, 'sbx_' || i, 'sandbox',
              'Bench Customer', '9999999999', 'customer@example.com', $6::text, null, null, null, null,
-             lpad(i::text, 64, '0'), '{"success":true,"payment_id":"${prefix}' || lpad(i::text, 28, '0') || '","payment_url":"http://localhost/pay/x","amount":500,"currency":"INR","message":"Payment created"}',
+             lpad(i::text, 64, '0'), '{"success":true,"payment_id":"${prefix}' || lpad(((i::bigint * ${SPREAD}) % 10000000000000000)::text, 16, '0') || lpad(i::text, 12, '0') || '","payment_url":"http://localhost/pay/x","amount":500,"currency":"INR","message":"Payment created"}',
              $2::bigint, case when i % ${m} = 0 then $2::bigint else null end, null, $3::bigint, $3::bigint,
              case when i % ${m} = 0 then null else $3::bigint end
            from generate_series($4::int, $5::int) as i`,

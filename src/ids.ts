@@ -34,6 +34,20 @@ export function newPaymentId(): string {
   return base62(32);
 }
 
+/** How many characters of its pay-in's payment_id a refund's id begins with. */
+export const REFUND_ID_PREFIX = 20;
+
+/**
+ * A refund's refund_id: 32 characters like a payment_id, the first `REFUND_ID_PREFIX` its pay-in's
+ * and the rest (12 base62 characters, about 71 bits) random, so that the refunds of a pay-in sort
+ * next to it. A `payinId` that is not a payment_id's shape (the refund will be refused) gets a
+ * random id.
+ */
+export function newRefundId(payinId: string): string {
+  if (!/^[A-Za-z0-9]{32}$/.test(payinId)) return newPaymentId();
+  return payinId.slice(0, REFUND_ID_PREFIX) + base62(32 - REFUND_ID_PREFIX);
+}
+
 /** 12 decimal digits, the shape of a bank UTR. */
 export function newUtr(): string {
   return (

@@ -9,7 +9,14 @@ import { afterEach, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Reply } from './support/harness.ts';
-import { findTransaction } from '../src/transactions/transactions.repository.ts';
+import {
+  findTransaction,
+  insertTransactions,
+  type TransactionRow,
+} from '../src/transactions/transactions.repository.ts';
+import { newPaymentId, REFUND_ID_PREFIX } from '../src/ids.ts';
+import { refundsOf } from '../src/refunds/refunds.repository.ts';
+import { holdForRefunds } from '../src/wallet/wallet.service.ts';
 import { countEntries, countRefunds, paidMerchant, refund, refundNo } from './support/refunds.ts';
 
 const REFUND = '/payments/refund';
@@ -85,6 +92,8 @@ for (const kind of DATABASES) {
       ]);
       assert.match(res.body.refund_id, /^[A-Za-z0-9]{32}$/);
       assert.notEqual(res.body.refund_id, paymentId);
+      // It sorts next to its pay-in: the refunds of a pay-in are a range of the primary key.
+      assert.equal(res.body.refund_id.slice(0, REFUND_ID_PREFIX), paymentId.slice(0, REFUND_ID_PREFIX));
       assert.equal(res.body.success, true);
       assert.equal(res.body.payment_id, paymentId);
       assert.equal(res.body.merchant_refund_no, body.merchant_refund_no);
@@ -222,6 +231,87 @@ for (const kind of DATABASES) {
       assert.equal(e.status, 200, e.text);
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 1000, held: 100 });
       assertShapeA(await m.post(REFUND, refund(paymentId, 0.01)), 400, 'REFUND_EXCEEDS_PAYMENT');
+    });
+
+    /** A refund of `paise` of `paymentId` written as the batch writer writes one, with the id given. */
+    async function writeRefund(
+      m: { merchant_id: string },
+      template: TransactionRow,
+      id: string,
+      paise: number,
+    ) {
+      await gw()
+        .database.writeTransaction()
+        .execute(async (tx) => {
+          await insertTransactions(tx, [
+            { ...template, payment_id: id, merchant_order_no: refundNo(), amount: paise },
+          ]);
+          await holdForRefunds(
+            tx,
+            [{ merchantId: m.merchant_id, currency: 'INR', amount: paise, paymentId: id }],
+            Date.now(),
+          );
+        });
+    }
+
+    it("counts and lists the refunds made before refund ids began with their pay-in's", async () => {
+      const m = await paidMerchant(gw(), 100_000);
+      const paymentId = await m.paidIn(100);
+      const first = await m.post(REFUND, refund(paymentId, 10));
+      assert.equal(first.status, 200, first.text);
+      // A refund of 30.00 as refunds were made before `0018_refund_ids`: a random id, found by
+      // `refund_of` alone.
+      const template = (await findTransaction(gw().database.db, first.body.refund_id))!;
+      const earlierId = newPaymentId();
+      await writeRefund(m, template, earlierId, 3000);
+      const over = await m.post(REFUND, refund(paymentId, 60.01));
+      assertShapeA(over, 400, 'REFUND_EXCEEDS_PAYMENT');
+      assert.equal(over.body.error.metadata.refundable, 60);
+      const status = await m.post(STATUS, { refund_id: earlierId });
+      assert.equal(status.status, 200, status.text);
+      assert.equal(status.body.payment_id, paymentId);
+      const rest = await m.post(REFUND, refund(paymentId, 60));
+      assert.equal(rest.status, 200, rest.text);
+      assert.deepEqual(
+        (await refundsOf(gw().database.db, paymentId)).map((r) => [r.payment_id, r.amount]).sort(),
+        [
+          [first.body.refund_id, 1000],
+          [earlierId, 3000],
+          [rest.body.refund_id, 6000],
+        ].sort(),
+      );
+      // A FAILED one gives its share back, as any refund's does.
+      const failed = await m.post(COMPLETE, { refund_id: earlierId, status: 'FAILED' });
+      assert.equal(failed.status, 200, failed.text);
+      const again = await m.post(REFUND, refund(paymentId, 30.01));
+      assertShapeA(again, 400, 'REFUND_EXCEEDS_PAYMENT');
+      assert.equal(again.body.error.metadata.refundable, 30);
+    });
+
+    it("counts the refunds at both ends of the pay-in's range of ids, and none of a neighbouring pay-in's", async () => {
+      const m = await paidMerchant(gw(), 100_000);
+      const paymentId = await m.paidIn(100);
+      const other = await m.paidIn(100);
+      const first = await m.post(REFUND, refund(paymentId, 1));
+      assert.equal(first.status, 200, first.text);
+      const template = (await findTransaction(gw().database.db, first.body.refund_id))!;
+      const prefix = paymentId.slice(0, REFUND_ID_PREFIX);
+      const rest = 32 - REFUND_ID_PREFIX;
+      for (const [suffix, paise] of [
+        ['0'.repeat(rest), 200],
+        ['z'.repeat(rest), 300],
+        ['Z'.repeat(rest), 400],
+      ] as const)
+        await writeRefund(m, template, prefix + suffix, paise);
+      // Another pay-in's refund whose id begins with this pay-in's (as no real one can): not counted.
+      await writeRefund(m, { ...template, refund_of: other }, prefix + 'y'.repeat(rest), 500);
+      const over = await m.post(REFUND, refund(paymentId, 90.01));
+      assertShapeA(over, 400, 'REFUND_EXCEEDS_PAYMENT');
+      assert.equal(over.body.error.metadata.refundable, 90);
+      assert.equal((await refundsOf(gw().database.db, paymentId)).length, 4);
+      const left = await m.post(REFUND, refund(other, 95.01));
+      assertShapeA(left, 400, 'REFUND_EXCEEDS_PAYMENT');
+      assert.equal(left.body.error.metadata.refundable, 95);
     });
 
     it('holds the refund from available: 400 INSUFFICIENT_BALANCE when it does not cover it, nothing recorded', async () => {

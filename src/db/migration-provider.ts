@@ -16,6 +16,7 @@ import { liveRefunds } from './live-refunds.migration.ts';
 import { refundIndex } from './refund-index.migration.ts';
 import { channelClaims } from './channel-claims.migration.ts';
 import { reconcileOpen } from './reconcile-open.migration.ts';
+import { refundIds } from './refund-ids.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -33,6 +34,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0015_refund_index': refundIndex(),
         '0016_channel_claims': channelClaims(),
         '0017_reconcile_open': reconcileOpen(),
+        '0018_refund_ids': refundIds(),
       };
     },
   };

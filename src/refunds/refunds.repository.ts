@@ -3,6 +3,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Tables, WalletTable } from '../db/schema.ts';
 import { balancesOf, walletsToLock, type WalletKey } from '../wallet/wallet.repository.ts';
 import { namedPaymentIds, type TransactionRow } from '../transactions/transactions.repository.ts';
+import { REFUND_ID_PREFIX } from '../ids.ts';
 
 /** What a refund is checked against and copies from the pay-in it returns. */
 export const REFUNDED_PAYIN_COLUMNS = [
@@ -112,24 +113,42 @@ interface Refunded {
 }
 
 /**
- * What the refunds of each named pay-in that are not FAILED add up to: a sum per pay-in, each
- * through the `refund_of` index (grouping the refunds of all the pay-ins at once lets the planner
- * read the whole index when its statistics say there are few refunds).
+ * Where the refunds of the pay-in `payinId` (an SQL expression) are, as rows of `transactions as
+ * r`: those whose id begins with the pay-in's (`newRefundId`) are a range of the primary key next
+ * to the pay-in's own entry; those made before refund ids did are found through the index that
+ * holds only them (`0018_refund_ids`). The two never share a row.
+ *
+ * The range holds every id of the prefix followed by 12 of [0-9A-Za-z] in byte order and in any
+ * collation that sorts digits before letters and compares case last (PostgreSQL's locales and
+ * ICU's): from the prefix and "0" to the prefix and 13 "z".
  */
+function refundsOfPayin(payinId: RawBuilder<string>): [RawBuilder<boolean>, RawBuilder<boolean>] {
+  const n = sql.lit(REFUND_ID_PREFIX);
+  const prefix = sql`substr(${payinId}, 1, ${n})`;
+  const same = sql`substr(r.payment_id, 1, ${n}) = substr(r.refund_of, 1, ${n})`;
+  const last = sql.lit('z'.repeat(32 - REFUND_ID_PREFIX + 1));
+  return [
+    sql`r.payment_id >= ${prefix} || '0' and r.payment_id <= ${prefix} || ${last}
+      and r.refund_of = ${payinId} and ${same}`,
+    sql`r.refund_of = ${payinId} and substr(r.payment_id, 1, ${n}) <> substr(r.refund_of, 1, ${n})`,
+  ];
+}
+
+/** What the refunds of each named pay-in that are not FAILED add up to. */
 function refundedQuery(named: RawBuilder<string>) {
+  const [near, apart] = refundsOfPayin(sql<string>`ids.named_payment_id`);
+  const sum = (where: RawBuilder<boolean>) =>
+    sql`(select coalesce(sum(r.amount), 0) from transactions as r where ${where} and r.status <> 'FAILED')`;
   return sql<Refunded>`select ids.named_payment_id as refund_of,
-      (select cast(coalesce(sum(r.amount), 0) as text) from transactions as r
-        where r.refund_of = ids.named_payment_id and r.status <> 'FAILED') as total
+      cast(${sum(near)} + ${sum(apart)} as text) as total
     from ${named} as ids`;
 }
 
 /** The refunds of a pay-in, oldest first. */
-export async function refundsOf(db: Kysely<Tables>, paymentId: string) {
-  return db
-    .selectFrom('transactions')
-    .selectAll()
-    .where('refund_of', '=', paymentId)
-    .orderBy('created_at')
-    .orderBy('payment_id')
-    .execute();
+export async function refundsOf(db: Kysely<Tables>, paymentId: string): Promise<TransactionRow[]> {
+  const [near, apart] = refundsOfPayin(sql<string>`${paymentId}`);
+  const { rows } = await sql<TransactionRow>`select r.* from transactions as r where ${near}
+    union all select r.* from transactions as r where ${apart}
+    order by created_at, payment_id`.execute(db);
+  return rows;
 }

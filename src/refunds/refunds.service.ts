@@ -10,7 +10,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Channel } from '../channels/channel.ts';
 import { AppError } from '../errors.ts';
-import { newPaymentId } from '../ids.ts';
+import { newRefundId } from '../ids.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { toPaise, toRupees } from '../money.ts';
 import { LIVE_MIN_PAISE } from '../payments/channel-choice.ts';
@@ -57,7 +57,7 @@ export class RefundService {
       reason,
       callback_url: callbackUrl,
     });
-    const refundId = newPaymentId();
+    const refundId = newRefundId(req.payment_id);
     const response: RefundResponse = {
       success: true,
       refund_id: refundId,

@@ -182,7 +182,11 @@ export const HOT_PATHS: HotPath[] = [
   },
   {
     name: "refund: what the refunds of a batch's pay-ins add up to",
-    uses: [{ table: 'transactions', columns: ['refund_of'] }],
+    // Those next to their pay-in by the primary key, those from before refund ids did by their index.
+    uses: [
+      { table: 'transactions', columns: PK },
+      { table: 'transactions', columns: ['refund_of'] },
+    ],
     aliases: { r: 'transactions' },
     issue: (on, v) => refundedOf(on.db, [v.paymentId]),
   },
