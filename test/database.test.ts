@@ -9,11 +9,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import type { TransactionTable } from '../src/db/schema.ts';
 import { SqliteReads } from '../src/db/sqlite-reads.ts';
-import { DATABASES } from './support/databases.ts';
+import { DATABASES, PG_ADMIN_URL } from './support/databases.ts';
 import { skipFor, useGateway } from './support/harness.ts';
 
 function payin(paymentId: string, merchantId: string, amount: number): TransactionTable {
@@ -249,6 +250,23 @@ describe('writeTransaction on SQLite', () => {
       other.close();
       await database.close();
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('PostgreSQL connections', { skip: await skipFor('postgres') }, () => {
+  it('compile no statement with JIT, which would cost hundreds of milliseconds for one of a millisecond', async () => {
+    const database = openDatabase(PG_ADMIN_URL);
+    try {
+      const server = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await server.connect();
+      // The server's own setting, which a connection of the gateway's overrides.
+      const serverJit = (await server.query('show jit')).rows[0].jit;
+      await server.end();
+      const { rows } = await sql<{ jit: string }>`show jit`.execute(database.db);
+      assert.equal(rows[0]!.jit, 'off', `the server's setting is ${serverJit}`);
+    } finally {
+      await database.close();
     }
   });
 });
