@@ -29,6 +29,13 @@ export function base62(length: number): string {
   return out;
 }
 
+const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
+
+/** Whether `id` has a payment_id's shape (any other cannot name a transaction). */
+export function isPaymentId(id: string): boolean {
+  return PAYMENT_ID.test(id);
+}
+
 /** A transaction's payment_id: 32 base62 characters, about 190 bits. */
 export function newPaymentId(): string {
   return base62(32);
@@ -44,7 +51,7 @@ export const REFUND_ID_PREFIX = 20;
  * random id.
  */
 export function newRefundId(payinId: string): string {
-  if (!/^[A-Za-z0-9]{32}$/.test(payinId)) return newPaymentId();
+  if (!isPaymentId(payinId)) return newPaymentId();
   return payinId.slice(0, REFUND_ID_PREFIX) + base62(32 - REFUND_ID_PREFIX);
 }
 

@@ -29,6 +29,7 @@ import {
   type NewChannelEvent,
 } from './notifications.repository.ts';
 import { verifyCashfree, verifySetu } from './signatures.ts';
+import { isPaymentId } from '../ids.ts';
 
 export type Provider = 'setu' | 'cashfree';
 
@@ -47,8 +48,6 @@ export interface NotificationLogger {
 /** How long the request that stored a notification has to apply it before the worker may. */
 export const APPLY_GRACE_MS = 30_000;
 const LEASE_MS = 30_000;
-
-const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
 
 /**
  * Cashfree's webhook types that end a transfer, and the status each stands for. Other types
@@ -374,7 +373,7 @@ function describe(provider: Provider, body: Record<string, unknown>, raw: Buffer
     return {
       provider,
       event_id: eventId && eventId.length <= 200 ? eventId : hash,
-      payment_id: PAYMENT_ID.test(named) ? named : null,
+      payment_id: isPaymentId(named) ? named : null,
       reference: text(p.id).slice(0, 200),
       type: text(body.eventType ?? p.eventType).slice(0, 100) || 'unknown',
       body: raw.toString('utf8'),
@@ -385,7 +384,7 @@ function describe(provider: Provider, body: Record<string, unknown>, raw: Buffer
   return {
     provider,
     event_id: hash,
-    payment_id: PAYMENT_ID.test(named) ? named : null,
+    payment_id: isPaymentId(named) ? named : null,
     reference: text(data.cf_transfer_id).slice(0, 200),
     type: text(body.type).slice(0, 100) || 'unknown',
     body: raw.toString('utf8'),

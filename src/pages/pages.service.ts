@@ -12,13 +12,12 @@ import type { PayinFlow } from '../payments/flows.ts';
 import { deepLinks, intentPayee, qrSvg, upiIntent, type UpiPayment } from '../upi/upi.ts';
 import type { SandboxService } from '../sandbox/sandbox.service.ts';
 import { findPagePayin, type PageRow } from './pages.repository.ts';
+import { isPaymentId } from '../ids.ts';
 
 /** The first path segment of each page. */
 export type PageKind = 'pay' | 'p2p' | 'cashier';
 
 const FLOW_OF: Record<PageKind, PayinFlow> = { pay: 'onsite', p2p: 'p2p', cashier: 'offsite' };
-
-const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
 
 /**
  * How long after its final status a P2P page sends the customer back to `redirect_url` (303);
@@ -98,7 +97,7 @@ export class PagesService {
 
   /** Finds the pay-in behind a page, or throws 404. */
   async find(kind: PageKind, paymentId: string): Promise<PageRow> {
-    const row = PAYMENT_ID.test(paymentId) ? await findPagePayin(this.db, paymentId) : undefined;
+    const row = isPaymentId(paymentId) ? await findPagePayin(this.db, paymentId) : undefined;
     if (!row || row.txn.flow !== FLOW_OF[kind])
       throw new AppError('PAYMENT_NOT_FOUND', 'No payment with this id');
     return row;

@@ -4,6 +4,7 @@ import { insertRecords, jsonRecords } from '../db/json-records.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables, TransactionKind, TransactionStatus, TransactionTable } from '../db/schema.ts';
 import type { StatusView } from '../db/status-reads.ts';
+import { isPaymentId } from '../ids.ts';
 
 export type TransactionRow = TransactionTable;
 
@@ -11,7 +12,6 @@ export type TransactionRow = TransactionTable;
  * Every payment_id is 32 characters [A-Za-z0-9] (`newPaymentId`). Anything else names no transaction,
  * and is answered without a query: PostgreSQL would refuse some strings (U+0000) with an error.
  */
-const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;
 
 /**
  * Inserts several new transactions in one statement, skipping any whose order number its merchant
@@ -192,7 +192,7 @@ export async function findTransaction(
   db: Kysely<Tables>,
   paymentId: string,
 ): Promise<TransactionRow | undefined> {
-  if (!PAYMENT_ID.test(paymentId)) return undefined;
+  if (!isPaymentId(paymentId)) return undefined;
   return db.selectFrom('transactions').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
 }
 
@@ -204,7 +204,7 @@ const NAMED_COLUMNS = { named_payment_id: 'text' } as const;
  */
 export function namedPaymentIds(db: Kysely<Tables>, paymentIds: string[]): RawBuilder<string> | null {
   const named = [...new Set(paymentIds)]
-    .filter((id) => PAYMENT_ID.test(id))
+    .filter((id) => isPaymentId(id))
     .map((id) => ({ named_payment_id: id }));
   if (named.length === 0) return null;
   return sql<string>`(select named_payment_id from ${jsonRecords(db, named, NAMED_COLUMNS)} as n)`;
@@ -224,7 +224,7 @@ export async function findStatus(
   kind: TransactionKind,
   paymentId: string,
 ): Promise<StatusView | undefined> {
-  if (!PAYMENT_ID.test(paymentId)) return undefined;
+  if (!isPaymentId(paymentId)) return undefined;
   return database.readStatus({ paymentId, merchantId, kind });
 }
 
