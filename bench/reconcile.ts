@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { migrate, openDatabase } from '../src/db/database.ts';
-import { istYesterday } from '../src/reconcile/ist-day.ts';
+import { istYesterday } from '../src/ist.ts';
 import { FakeCashfree } from '../test/support/fake-cashfree.ts';
 import { FakeSetu } from '../test/support/fake-setu.ts';
 import { seedReconcileDay } from '../test/support/reconcile-day.ts';

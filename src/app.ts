@@ -9,12 +9,12 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import type { Database } from './db/database.ts';
-import { CallbackDispatcher } from './callbacks/callback.dispatcher.ts';
+import { CallbackDispatcher } from './worker/callback.dispatcher.ts';
 import { callbackRoutes } from './callbacks/callbacks.routes.ts';
 import { AuthFailureLimit, authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './errors.ts';
-import { countExceptions, countOpenExceptions } from './live/exceptions.repository.ts';
+import { countExceptions, countOpenExceptions } from './exceptions/exceptions.repository.ts';
 import {
   channelMetrics,
   createMetrics,
@@ -47,8 +47,8 @@ import { payinRoutes } from './payins/payins.routes.ts';
 import { payoutRoutes } from './payouts/payouts.routes.ts';
 import { refundRoutes } from './refunds/refunds.routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox.routes.ts';
-import { TransactionWorker } from './transactions/transaction.worker.ts';
-import { workerLeaseMs } from './transactions/worker-support.ts';
+import { TransactionWorker } from './worker/transaction.worker.ts';
+import { workerLeaseMs } from './worker/worker-support.ts';
 import { walletRoutes } from './wallet/wallet.routes.ts';
 import { VERSION } from './version.ts';
 import { buildServices, type Services } from './services.ts';
@@ -115,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
       plugins: [addKeywords as never],
     },
   });
-  const worker = new TransactionWorker(database, services.channel, services.settlement, {
+  const worker = new TransactionWorker(database, services.channel, services.finality, {
     pollMs: config.workerPollMs,
     now,
     logger: app.log,
@@ -140,7 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     logger: app.log,
     now,
   });
-  services.settlement.onFinal((_txn, deliveryId) => {
+  services.finality.onFinal((_txn, deliveryId) => {
     if (deliveryId) dispatcher.wake();
   });
   services.callbacks.onQueued = () => dispatcher.wake();

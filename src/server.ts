@@ -9,8 +9,8 @@ import { buildApp, type Paygate } from './app.ts';
 import { createLogger } from './logger.ts';
 import { ReconcileScheduler } from './reconcile/reconcile.scheduler.ts';
 import { ReconcileService } from './reconcile/reconcile.service.ts';
-import { notificationReachWarning } from './live/public-url.ts';
-import { undici } from './http/undici.ts';
+import { notificationReachWarning } from './outbound/public-url.ts';
+import { undici } from './outbound/undici.ts';
 
 export interface RunningServer {
   paygate: Paygate;

@@ -6,9 +6,9 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Channel } from './channels/channel.ts';
 import type { ChannelObserver } from './channels/channel-http.ts';
-import { CashfreeChannel } from './channels/cashfree.channel.ts';
+import { CashfreeChannel } from './channels/cashfree/cashfree.channel.ts';
 import { SandboxChannel } from './channels/sandbox.channel.ts';
-import { SetuChannel } from './channels/setu.channel.ts';
+import { SetuChannel } from './channels/setu/setu.channel.ts';
 import { CallbackService } from './callbacks/callbacks.service.ts';
 import { ChannelOutcomes } from './live/outcomes.ts';
 import { NotificationService } from './live/notifications.service.ts';
@@ -18,10 +18,11 @@ import { PayinService } from './payins/payins.service.ts';
 import { PayoutService } from './payouts/payouts.service.ts';
 import { RefundService } from './refunds/refunds.service.ts';
 import { SandboxService } from './sandbox/sandbox.service.ts';
-import { SettlementService } from './transactions/settlement.service.ts';
+import { FinalityService } from './finality/finality.service.ts';
 import { WalletService } from './wallet/wallet.service.ts';
 import { UnmatchedMoney } from './exceptions/unmatched.ts';
 import { ExceptionService } from './exceptions/exceptions.service.ts';
+import { exceptionsLedgerCheck } from './exceptions/ledger-check.ts';
 
 export interface Services {
   merchants: MerchantService;
@@ -29,7 +30,7 @@ export interface Services {
   payins: PayinService;
   payouts: PayoutService;
   refunds: RefundService;
-  settlement: SettlementService;
+  finality: FinalityService;
   sandbox: SandboxService;
   sandboxChannel: SandboxChannel;
   /** The live channels that are configured. */
@@ -76,14 +77,14 @@ export function buildServices(config: Config, database: Database, now: () => num
     maxPayin: config.liveMaxPayinPaise,
     maxPayout: config.liveMaxPayoutPaise,
   });
-  const settlement = new SettlementService(database, {
+  const finality = new FinalityService(database, {
     payinFeeBps: config.payinFeeBps,
     callbackMaxAttempts: 1 + config.callbackMaxRetries,
     now,
   });
   const outcomes = new ChannelOutcomes(
     db,
-    settlement,
+    finality,
     now,
     new UnmatchedMoney({
       autoRefund: config.autoRefundUnmatched,
@@ -93,12 +94,12 @@ export function buildServices(config: Config, database: Database, now: () => num
   );
   return {
     merchants: new MerchantService(db, now, config.webhookSecretOverlapS, setu),
-    wallets: new WalletService(db, now),
+    wallets: new WalletService(db, now, [exceptionsLedgerCheck]),
     payins: new PayinService(database, config, channelFor, now),
     payouts: new PayoutService(database, config, channelFor, now),
     refunds: new RefundService(database, config, (name) => byName.get(name), now),
-    settlement,
-    sandbox: new SandboxService(db, sandboxChannel, settlement),
+    finality,
+    sandbox: new SandboxService(db, sandboxChannel, finality),
     sandboxChannel,
     setu,
     cashfree,

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isBlockedAddress } from '../src/callbacks/address-guard.ts';
+import { isBlockedAddress } from '../src/outbound/address-guard.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, type Gateway } from './support/harness.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';

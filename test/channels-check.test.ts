@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { publicUrlProblem } from '../src/live/public-url.ts';
+import { publicUrlProblem } from '../src/outbound/public-url.ts';
 import { createDatabase, DATABASES } from './support/databases.ts';
 import { FakeCashfree } from './support/fake-cashfree.ts';
 import { FakeSetu } from './support/fake-setu.ts';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { recordException } from '../src/live/exceptions.repository.ts';
+import { recordException } from '../src/exceptions/exceptions.repository.ts';
 import { finishRun, openDifference, startRun } from '../src/reconcile/reconcile.repository.ts';
 import {
   assertAccessible,

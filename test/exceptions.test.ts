@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import type { ExceptionRow } from '../src/live/exceptions.repository.ts';
+import type { ExceptionRow } from '../src/exceptions/exceptions.repository.ts';
 import { findTransaction } from '../src/transactions/transactions.repository.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, type Gateway } from './support/harness.ts';

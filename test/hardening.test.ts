@@ -11,11 +11,11 @@ import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { AuthFailureLimit } from '../src/http/auth.ts';
-import { BALANCE_LIMIT } from '../src/wallet/wallet.service.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, startGateway, useGateway, type Gateway } from './support/harness.ts';
 import { cli } from './support/process.ts';
 import { rawRequest } from './support/raw-http.ts';
+import { BALANCE_LIMIT } from '../src/wallet/ledger.ts';
 
 let seq = 0;
 const orderNo = () => `hd-${++seq}`;

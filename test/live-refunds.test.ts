@@ -18,7 +18,7 @@ import { skipFor, testAccounts } from './support/harness.ts';
 import { until, useLive, type LiveGateway } from './support/live.ts';
 import { cliAsync } from './support/process.ts';
 import { SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
-import { istDate } from '../src/reconcile/ist-day.ts';
+import { istDate } from '../src/ist.ts';
 
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
 const POLL_MS = 400;

@@ -15,7 +15,7 @@ import { FakeSetu } from './support/fake-setu.ts';
 import { skipFor } from './support/harness.ts';
 import { RECEIVER, useLive } from './support/live.ts';
 import { cliAsync } from './support/process.ts';
-import { istDate } from '../src/reconcile/ist-day.ts';
+import { istDate } from '../src/ist.ts';
 import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from './support/spec-proxy.ts';
 
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };

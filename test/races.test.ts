@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { holdForPayouts } from '../src/wallet/wallet.service.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor, useGateway, type Gateway } from './support/harness.ts';
+import { holdForPayouts } from '../src/wallet/ledger.ts';
 
 const RECEIVER = { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' };
 let seq = 0;

@@ -12,7 +12,7 @@ import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
 import { clusterProcess } from './support/reconcile-cluster.ts';
 import { assertLeasesDone } from './support/reconcile-day.ts';
 import { loadConfig } from '../src/config.ts';
-import { istDate, istTimeOn } from '../src/reconcile/ist-day.ts';
+import { istDate, istTimeOn } from '../src/ist.ts';
 
 const AT = 2 * 60;
 let n = 0;

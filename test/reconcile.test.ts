@@ -10,7 +10,7 @@ import { DATABASES } from './support/databases.ts';
 import { skipFor, testAccounts } from './support/harness.ts';
 import { cliAsync } from './support/process.ts';
 import { RECEIVER, useLive, type LiveGateway } from './support/live.ts';
-import { istDate, istDayBounds } from '../src/reconcile/ist-day.ts';
+import { istDate, istDayBounds } from '../src/ist.ts';
 
 let n = 0;
 const order = (prefix: string) => `${prefix}-${process.pid}-${++n}`;

@@ -32,7 +32,7 @@ for (const kind of DATABASES) {
         });
         const paymentId = JSON.parse(typeof payin.body === 'string' ? payin.body : JSON.stringify(payin.body))
           .payment_id as string;
-        await services.settlement.settle(
+        await services.finality.settle(
           paymentId,
           { status: 'SUCCESS', utr: '123456789012', channelTxnId: 'x' },
           'test',

@@ -194,7 +194,7 @@ describe('refunds from three processes on one PostgreSQL', { skip: await skipFor
     assert.equal(created.status, 200, created.text);
     const paymentId = created.body.payment_id as string;
     const merchant = await database.db.selectFrom('api_keys').select('merchant_id').executeTakeFirstOrThrow();
-    const settlement = buildServices(loadConfig(env), database).settlement;
+    const settlement = buildServices(loadConfig(env), database).finality;
     const asked = await database.db.transaction().execute(async (tx) => {
       await sql`select available from wallets where merchant_id = ${merchant.merchant_id} for update`.execute(
         tx,

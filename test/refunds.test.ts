@@ -16,8 +16,8 @@ import {
 } from '../src/transactions/transactions.repository.ts';
 import { newPaymentId, REFUND_ID_PREFIX } from '../src/ids.ts';
 import { refundsOf } from '../src/refunds/refunds.repository.ts';
-import { holdForRefunds } from '../src/wallet/wallet.service.ts';
 import { countEntries, countRefunds, paidMerchant, refund, refundNo } from './support/refunds.ts';
+import { holdForRefunds } from '../src/wallet/ledger.ts';
 
 const REFUND = '/payments/refund';
 const STATUS = '/payments/refund_status';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Channel } from '../src/channels/channel.ts';
 import { insertTransactions } from '../src/transactions/transactions.repository.ts';
-import type { TransactionWorker } from '../src/transactions/transaction.worker.ts';
+import type { TransactionWorker } from '../src/worker/transaction.worker.ts';
 import { DATABASES } from './support/databases.ts';
 import { clockedWorker, skipFor, useGateway, type Gateway } from './support/harness.ts';
 import { newPayin } from './support/hot-paths.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CLAIM_EXPIRED } from '../src/channels/channel.ts';
 import { IN_TRANSIT_MS } from '../src/channels/channel-http.ts';
-import { notFoundWait, retryDelay } from '../src/transactions/worker-support.ts';
+import { notFoundWait, retryDelay } from '../src/worker/worker-support.ts';
 
 const GAP = 300;
 const CREATED = 1_000_000;

@@ -6,8 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
-import { undici } from '../http/undici.ts';
-import { errorKindOf } from '../callbacks/callback.sender.ts';
+import { undici } from '../outbound/undici.ts';
+import { errorKindOf } from '../outbound/error-kinds.ts';
 import { CLAIM_EXPIRED, ChannelFailure } from './channel.ts';
 import { retryAfterMs, type Throttle } from './throttle.ts';
 

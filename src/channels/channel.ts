@@ -1,7 +1,7 @@
 /**
  * The Channel port: what a bank or PSP adapter must do for Paygate. The gateway records first,
  * calls the channel outside any database transaction, and records the outcome after. Outcomes
- * reach the gateway through a `SettlementSink`, whether the adapter learns them by polling, by a
+ * reach the gateway through a `FinalStatusSink`, whether the adapter learns them by polling, by a
  * notification of the provider or, for the sandbox, by a button on the payment page.
  */
 import type { TransactionKind } from '../db/schema.ts';
@@ -197,7 +197,7 @@ export interface Channel {
 }
 
 /** Where a channel reports a final outcome. The gateway implements it with its one final-status transition. */
-export interface SettlementSink {
+export interface FinalStatusSink {
   settle(paymentId: string, outcome: FinalOutcome, source: string): Promise<{ changed: boolean }>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The built-in sandbox channel for test merchants. It behaves like a bank adapter: it accepts
  * payouts and refunds, answers outcome queries, and settles pay-ins when told to (the hosted page's
- * buttons, `POST /sandbox/payin/complete`), always through the gateway's `SettlementSink`.
+ * buttons, `POST /sandbox/payin/complete`), always through the gateway's `FinalStatusSink`.
  */
 import { base62, newUtr } from '../ids.ts';
 import type { TransactionKind } from '../db/schema.ts';
@@ -15,7 +15,7 @@ import type {
   RefundInFlight,
   RefundRail,
   RefundState,
-  SettlementSink,
+  FinalStatusSink,
 } from './channel.ts';
 
 /** Receiver accounts ending in this fail in the sandbox. */
@@ -97,13 +97,18 @@ export class SandboxChannel implements Channel {
   }
 
   /** Settles a pay-in as the customer's bank would report it. */
-  async completePayin(sink: SettlementSink, paymentId: string, status: 'SUCCESS' | 'FAILED', source: string) {
+  async completePayin(
+    sink: FinalStatusSink,
+    paymentId: string,
+    status: 'SUCCESS' | 'FAILED',
+    source: string,
+  ) {
     return sink.settle(paymentId, sandboxOutcome(status), source);
   }
 
   /** Settles a payout or a refund at once, as the bank would report it. */
   async completePayout(
-    sink: SettlementSink,
+    sink: FinalStatusSink,
     paymentId: string,
     channelTxnId: string,
     status: 'SUCCESS' | 'FAILED',

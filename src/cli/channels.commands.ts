@@ -1,5 +1,5 @@
 /** `channels check`: the live channels' credentials. */
-import { notificationReachWarning } from '../live/public-url.ts';
+import { notificationReachWarning } from '../outbound/public-url.ts';
 import { liveChannels } from '../services.ts';
 import { table, type CommandSpec } from './command.ts';
 

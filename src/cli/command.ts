@@ -5,7 +5,7 @@
 import type { Config } from '../config.ts';
 import { DatabaseSetupError, migrate, openDatabase, type Database } from '../db/database.ts';
 import { isUnavailableError } from '../db/errors.ts';
-import { insertAuditAction } from '../dashboard/dashboard.repository.ts';
+import { insertAuditAction } from '../audit/audit.repository.ts';
 
 /** A refusal of the command line itself: exit status 2, `USAGE_ERROR`. */
 export class UsageError extends Error {}

@@ -1,7 +1,11 @@
 /** `channels exceptions` and `exceptions resolve`: what needs an operator, and resolving it (CONTRACT §13). */
 import { AppError } from '../errors.ts';
 import { ACTIONS, type ResolveAction } from '../exceptions/exceptions.service.ts';
-import { exceptionAmountText, listExceptions, type ExceptionRow } from '../live/exceptions.repository.ts';
+import {
+  exceptionAmountText,
+  listExceptions,
+  type ExceptionRow,
+} from '../exceptions/exceptions.repository.ts';
 import { formatAmount, toRupees } from '../money.ts';
 import { buildServices } from '../services.ts';
 import { required, table, UsageError, withDatabase, type CommandSpec } from './command.ts';

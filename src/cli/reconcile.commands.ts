@@ -1,6 +1,6 @@
 /** `reconcile`: compares a day of live transactions with what Setu and Cashfree hold (CONTRACT §13). */
 import { liveChannels } from '../services.ts';
-import { badDate, istYesterday } from '../reconcile/ist-day.ts';
+import { badDate, istYesterday } from '../ist.ts';
 import {
   RECONCILE_CHANNELS,
   ReconcileService,

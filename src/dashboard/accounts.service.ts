@@ -21,11 +21,11 @@ import {
   insertUser,
   recordFailures,
   forgetFailures,
-  insertAuditAction,
   touchSession,
   type SessionUser,
 } from './dashboard.repository.ts';
 import { merchantStatusOf } from './users.repository.ts';
+import { insertAuditAction } from '../audit/audit.repository.ts';
 
 /** A session ends after this long without a request (CONTRACT §11). */
 export const IDLE_EXPIRY_MS = 12 * 3600_000;

@@ -4,7 +4,8 @@
  * order number such as `=HYPERLINK(…)` stays text (CONTRACT §11).
  */
 import { formatAmount } from '../money.ts';
-import { IST_OFFSET_MS, LIST_COLUMNS, type ListRow } from './dashboard.repository.ts';
+import { LIST_COLUMNS, type ListRow } from './dashboard.repository.ts';
+import { istIso } from '../ist.ts';
 
 /** The list's columns, times named for their zone. */
 export const CSV_HEADER = LIST_COLUMNS.map((c) => (c.endsWith('_at') ? `${c}_ist` : c));
@@ -16,12 +17,6 @@ export const CSV_HEADER = LIST_COLUMNS.map((c) => (c.endsWith('_at') ? `${c}_ist
 export function csvCell(value: string): string {
   const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   return /[",;\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** An instant as an ISO 8601 time in IST: 2026-11-25T14:03:12.345+05:30. */
-export function istIso(at: number | null): string {
-  if (at === null) return '';
-  return `${new Date(at + IST_OFFSET_MS).toISOString().slice(0, 23)}+05:30`;
 }
 
 export function csvLine(cells: string[]): string {

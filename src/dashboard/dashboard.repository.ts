@@ -4,7 +4,6 @@
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type {
-  AuditActionTable,
   Flow,
   MerchantStatus,
   SessionTable,
@@ -13,6 +12,7 @@ import type {
   TransactionStatus,
   UserTable,
 } from '../db/schema.ts';
+import { DAY_MS, IST_OFFSET_MS } from '../ist.ts';
 
 type Db = Kysely<Tables>;
 
@@ -115,24 +115,6 @@ export async function takeForm(db: Db, id: string, at: number, forgetBefore: num
     .returning('id')
     .executeTakeFirst();
   return taken !== undefined;
-}
-
-export type NewAuditAction = Omit<AuditActionTable, 'id'>;
-export type AuditRow = NewAuditAction & { id: number };
-
-export async function insertAuditAction(db: Db, action: NewAuditAction): Promise<void> {
-  await db.insertInto('audit_actions').values(action).execute();
-}
-
-export async function listAuditActions(
-  db: Db,
-  merchantId: string | null,
-  limit: number,
-): Promise<AuditRow[]> {
-  let q = db.selectFrom('audit_actions').selectAll();
-  if (merchantId !== null) q = q.where('merchant_id', '=', merchantId);
-  const rows = await q.orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
 
 export interface TransactionFilter {
@@ -243,8 +225,6 @@ export interface DayStats {
 }
 
 /** IST is UTC+05:30 all year. */
-export const IST_OFFSET_MS = 330 * 60_000;
-export const DAY_MS = 86_400_000;
 
 /** Final transactions in one currency created since `since`, by IST day and kind. */
 export async function dailyStats(

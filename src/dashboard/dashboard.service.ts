@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
-import { countOpenExceptions, listExceptions } from '../live/exceptions.repository.ts';
+import { countOpenExceptions, listExceptions } from '../exceptions/exceptions.repository.ts';
 import type { ResolveAction } from '../exceptions/exceptions.service.ts';
 import { findRun, listRuns, runMismatches } from '../reconcile/reconcile.repository.ts';
 import { lastNotifications } from '../live/notifications.repository.ts';
@@ -24,20 +24,18 @@ import { refundsOf } from '../refunds/refunds.repository.ts';
 import type { DashboardUser } from './accounts.service.ts';
 import {
   dailyStats,
-  DAY_MS,
   eventsOf,
-  insertAuditAction,
   takeForm,
-  IST_OFFSET_MS,
   journalOf,
   ledgerPage,
-  listAuditActions,
   listTransactions,
   walletsOf,
   type ListCursor,
   type ListRow,
   type TransactionFilter,
 } from './dashboard.repository.ts';
+import { insertAuditAction, listAuditActions } from '../audit/audit.repository.ts';
+import { DAY_MS, IST_OFFSET_MS, istDate, istDayStart } from '../ist.ts';
 
 /** Rows per page of the transactions list and the ledger. */
 export const PAGE_SIZE = 50;
@@ -56,20 +54,6 @@ export interface DayPoint {
   refundVolume: number;
   succeeded: number;
   failed: number;
-}
-
-/** The IST calendar day of an instant, as YYYY-MM-DD. */
-export function istDate(at: number): string {
-  return new Date(at + IST_OFFSET_MS).toISOString().slice(0, 10);
-}
-
-/** The first instant of an IST day given as YYYY-MM-DD, or null when it is not a date. */
-export function istDayStart(date: string): number | null {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
-  if (!m) return null;
-  const utc = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (Number.isNaN(utc) || new Date(utc).toISOString().slice(0, 10) !== date) return null;
-  return utc - IST_OFFSET_MS;
 }
 
 export class DashboardService {

@@ -17,7 +17,7 @@ import {
   passwordProblem,
   type DashboardUser,
 } from './accounts.service.ts';
-import { findUserByEmail, insertAuditAction } from './dashboard.repository.ts';
+import { findUserByEmail } from './dashboard.repository.ts';
 import {
   deleteSessionsOf,
   findUserById,
@@ -26,6 +26,7 @@ import {
   setUserDisabled,
   type UserRow,
 } from './users.repository.ts';
+import { insertAuditAction } from '../audit/audit.repository.ts';
 
 export type { UserRow } from './users.repository.ts';
 

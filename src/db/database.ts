@@ -30,8 +30,9 @@ import { PgListener } from './pg-listener.ts';
 import { nameStatements, StatementNames } from './pg-statements.ts';
 import { isUnavailableError } from './errors.ts';
 import { postgresStatusReader, sqliteStatusReader, type StatusReader } from './status-reads.ts';
+import type { DatabaseKind } from './kind.ts';
 
-export type DatabaseKind = 'sqlite' | 'postgres';
+export type { DatabaseKind };
 
 export interface Database {
   readonly kind: DatabaseKind;

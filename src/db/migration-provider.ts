@@ -3,7 +3,7 @@
  * applies them in; each larger migration lives in a file of its own and is listed here.
  */
 import type { MigrationProvider } from 'kysely';
-import type { DatabaseKind } from './database.ts';
+import type { DatabaseKind } from './kind.ts';
 import { livePayins } from './live-payins.migration.ts';
 import { coreMigrations } from './migrations.ts';
 import { livePayouts } from './live-payouts.migration.ts';

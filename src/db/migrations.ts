@@ -3,7 +3,7 @@
  * builder; the only dialect difference is how an auto-increment key is spelled.
  */
 import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from 'kysely';
-import type { DatabaseKind } from './database.ts';
+import type { DatabaseKind } from './kind.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;

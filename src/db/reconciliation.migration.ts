@@ -4,7 +4,7 @@
  * process of a cluster run the day's reconciliation of a channel.
  */
 import type { ColumnDefinitionBuilder, Kysely, Migration } from 'kysely';
-import type { DatabaseKind } from './database.ts';
+import type { DatabaseKind } from './kind.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;

@@ -6,7 +6,7 @@
  * from its own stored definition (every column and index it has, whoever added them).
  */
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { DatabaseKind } from './database.ts';
+import type { DatabaseKind } from './kind.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;

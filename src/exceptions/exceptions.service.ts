@@ -18,16 +18,11 @@ import type { Tables } from '../db/schema.ts';
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
-import { insertAuditAction } from '../dashboard/dashboard.repository.ts';
-import {
-  findException,
-  lockException,
-  updateException,
-  type ExceptionRow,
-} from '../live/exceptions.repository.ts';
+import { findException, lockException, updateException, type ExceptionRow } from './exceptions.repository.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
 import { receivableFromMerchant, suspenseToMerchant, writeOff } from '../wallet/suspense.ledger.ts';
 import { startSuspenseRefund } from './suspense-refunds.ts';
+import { insertAuditAction } from '../audit/audit.repository.ts';
 
 export const ACTIONS = ['refund', 'credit', 'debit', 'dismiss'] as const;
 export type ResolveAction = (typeof ACTIONS)[number];

@@ -11,7 +11,7 @@ import type { Tables } from '../db/schema.ts';
 import { newPaymentId } from '../ids.ts';
 import { insertTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { suspenseRefunded } from '../wallet/suspense.ledger.ts';
-import { exceptionsOfRefunds, updateException, type ExceptionRow } from '../live/exceptions.repository.ts';
+import { exceptionsOfRefunds, updateException, type ExceptionRow } from './exceptions.repository.ts';
 
 /** The `merchant_order_no` of a refund from suspense begins so: it is no merchant's refund number. */
 export const UNMATCHED_PREFIX = 'unmatched:';

@@ -6,12 +6,12 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Tables } from '../db/schema.ts';
-import { lockException, updateException } from '../live/exceptions.repository.ts';
+import { lockException, updateException } from './exceptions.repository.ts';
 import { prefixedId } from '../ids.ts';
 import { addAvailable, insertJournal } from '../wallet/wallet.repository.ts';
 import { intoSuspense } from '../wallet/suspense.ledger.ts';
-import { BALANCE_LIMIT, balanceLimit, EXTERNAL } from '../wallet/wallet.service.ts';
 import { startSuspenseRefund } from './suspense-refunds.ts';
+import { BALANCE_LIMIT, balanceLimit, EXTERNAL } from '../wallet/ledger.ts';
 
 export interface UnmatchedOptions {
   /** AUTO_REFUND_UNMATCHED */

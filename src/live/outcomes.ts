@@ -10,11 +10,11 @@ import { sql, type Kysely } from 'kysely';
 import type { FinalOutcome, PayoutState, RefundState } from '../channels/channel.ts';
 import type { ExceptionHolds, Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
-import type { SettlementService, Settled } from '../transactions/settlement.service.ts';
+import type { FinalityService, Settled } from '../finality/finality.service.ts';
 import { insertEvents, type TransactionRow } from '../transactions/transactions.repository.ts';
-import { recordException, type ExceptionKind } from './exceptions.repository.ts';
-import { paidAfterFailed } from '../wallet/wallet.service.ts';
+import { recordException, type ExceptionKind } from '../exceptions/exceptions.repository.ts';
 import { receivableReversed, type UnmatchedMoney } from '../exceptions/unmatched.ts';
+import { paidAfterFailed } from '../wallet/ledger.ts';
 
 /** The transaction reports are applied in, and the final statuses to announce after its commit. */
 export interface Scope {
@@ -30,7 +30,7 @@ export type Report =
 export class ChannelOutcomes {
   constructor(
     private readonly db: Kysely<Tables>,
-    private readonly settlement: SettlementService,
+    private readonly finality: FinalityService,
     private readonly now: () => number,
     private readonly unmatched: UnmatchedMoney | null = null,
   ) {}
@@ -39,7 +39,7 @@ export class ChannelOutcomes {
   async within<T>(apply: (scope: Scope) => Promise<T>): Promise<T> {
     const settled: Settled[] = [];
     const result = await this.db.transaction().execute((tx) => apply({ tx, settled }));
-    this.settlement.announce(settled);
+    this.finality.announce(settled);
     return result;
   }
 
@@ -114,7 +114,7 @@ export class ChannelOutcomes {
         plain.push({ report: r, outcome });
       else rest.push(r);
     }
-    const settled = await this.settlement.settleManyIn(
+    const settled = await this.finality.settleManyIn(
       s.tx,
       plain.map(({ report, outcome }) => ({
         paymentId: report.txn.payment_id,
@@ -192,7 +192,7 @@ export class ChannelOutcomes {
     };
     if (now.status === 'SUCCESS') {
       if (state.reversed) {
-        const reversed = await this.settlement.reverseIn(s.tx, id, source);
+        const reversed = await this.finality.reverseIn(s.tx, id, source);
         if (!reversed) return;
         s.settled.push(reversed);
         await this.exception(
@@ -386,7 +386,7 @@ export class ChannelOutcomes {
     outcome: FinalOutcome,
     source: string,
   ): Promise<boolean> {
-    const settled = await this.settlement.settleIn(s.tx, txn.payment_id, outcome, source);
+    const settled = await this.finality.settleIn(s.tx, txn.payment_id, outcome, source);
     if (settled) s.settled.push(settled);
     return settled !== null;
   }

@@ -10,7 +10,7 @@ import { ChannelFailure, type VpaRegistration, type VpaRegistry } from '../chann
 import type { Database } from '../db/database.ts';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
-import { normalUrl } from '../payments/urls.ts';
+import { normalUrl } from '../outbound/urls.ts';
 import { base62, prefixedId, sha256Hex } from '../ids.ts';
 import {
   countMerchants,

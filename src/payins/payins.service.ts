@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { Config } from '../config.ts';
 import type { Tables } from '../db/schema.ts';
-import { normalUrl } from '../payments/urls.ts';
+import { normalUrl } from '../outbound/urls.ts';
 import { AppError } from '../errors.ts';
 import { newPaymentId } from '../ids.ts';
 import { toPaise, toRupees } from '../money.ts';

@@ -10,8 +10,8 @@ import {
   insertTransactions,
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
-import { holdForPayouts, type Hold } from '../wallet/wallet.service.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
+import { holdForPayouts, type Hold } from '../wallet/ledger.ts';
 
 /** A payout request ready to be written: its row, and the wallet it draws on. */
 export interface PendingPayout {

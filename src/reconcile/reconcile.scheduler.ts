@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Tables } from '../db/schema.ts';
-import { istDate, istTimeOn, istYesterday } from './ist-day.ts';
+import { istDate, istTimeOn, istYesterday } from '../ist.ts';
 import { claimLease, finishLease, renewLease } from './reconcile.repository.ts';
 import { RunAbandoned, type ReconcileService } from './reconcile.service.ts';
 

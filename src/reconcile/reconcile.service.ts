@@ -5,12 +5,12 @@
  * operator resolves what it found. Reads go through the channel adapters, so through their limits.
  */
 import type { Kysely } from 'kysely';
-import type { CashfreeChannel } from '../channels/cashfree.channel.ts';
+import type { CashfreeChannel } from '../channels/cashfree/cashfree.channel.ts';
 import { ChannelFailure } from '../channels/channel.ts';
-import type { SetuChannel } from '../channels/setu.channel.ts';
+import type { SetuChannel } from '../channels/setu/setu.channel.ts';
 import type { Tables } from '../db/schema.ts';
 import { comparePayments, compareRefund, compareTransfer, type Found } from './compare.ts';
-import { istDayBounds } from './ist-day.ts';
+import { istDayBounds } from '../ist.ts';
 import {
   alreadyKept,
   createdPage,

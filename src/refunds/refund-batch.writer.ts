@@ -22,7 +22,6 @@ import {
   insertTransactions,
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
-import { holdForRefunds, type Hold } from '../wallet/wallet.service.ts';
 import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
 import {
   lockWithPayins,
@@ -31,6 +30,7 @@ import {
   type RefundablePayin,
   type RefundedPayin,
 } from './refunds.repository.ts';
+import { holdForRefunds, type Hold } from '../wallet/ledger.ts';
 
 /** A refund made from its pay-in: its row (`refund_of` names the pay-in), and the wallet it draws on. */
 export interface MadeRefund {

@@ -16,7 +16,7 @@ import { toPaise, toRupees } from '../money.ts';
 import { LIVE_MIN_PAISE } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
-import { normalUrl } from '../payments/urls.ts';
+import { normalUrl } from '../outbound/urls.ts';
 import {
   findByOrderNo,
   findTransaction,

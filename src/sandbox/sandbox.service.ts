@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Tables, TransactionKind } from '../db/schema.ts';
 import type { SandboxChannel } from '../channels/sandbox.channel.ts';
-import type { SettlementSink } from '../channels/channel.ts';
+import type { FinalStatusSink } from '../channels/channel.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import type { StatusResponse } from '../payments/payments.schemas.ts';
@@ -18,7 +18,7 @@ export class SandboxService {
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly channel: SandboxChannel,
-    private readonly sink: SettlementSink & { reverse(paymentId: string, source: string): Promise<boolean> },
+    private readonly sink: FinalStatusSink & { reverse(paymentId: string, source: string): Promise<boolean> },
   ) {}
 
   /** Settles a transaction of the merchant's. 403 for live keys, 404 unknown, 409 when already final. */

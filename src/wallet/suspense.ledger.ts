@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import type { Tables, ExceptionHolds } from '../db/schema.ts';
 import { prefixedId } from '../ids.ts';
 import { addAvailable, insertJournal, takeAvailable, type LedgerLine } from './wallet.repository.ts';
-import { BALANCE_LIMIT, balanceLimit, EXTERNAL } from './wallet.service.ts';
+import { BALANCE_LIMIT, balanceLimit, EXTERNAL } from './ledger.ts';
 
 type Db = Kysely<Tables>;
 

@@ -13,7 +13,7 @@ import { FakeCashfree } from '../support/fake-cashfree.ts';
 import { FakeSetu } from '../support/fake-setu.ts';
 import { assertLeasesDone, reconcileExceptions, seedReconcileDay } from '../support/reconcile-day.ts';
 import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
-import { istYesterday } from '../../src/reconcile/ist-day.ts';
+import { istYesterday } from '../../src/ist.ts';
 
 /** The day's scheduled runs as `channel checked matched mismatched unreadable opened finished`. */
 async function scheduledRuns(database: Database, date: string): Promise<string[]> {

@@ -13,7 +13,7 @@ import { skipFor } from '../support/harness.ts';
 import { cliAsync } from '../support/process.ts';
 import { RECEIVER, useLive, type LiveGateway } from '../support/live.ts';
 import { reconcileExceptions } from '../support/reconcile-day.ts';
-import { istDate } from '../../src/reconcile/ist-day.ts';
+import { istDate } from '../../src/ist.ts';
 
 const PAYINS = 500;
 const PAYOUTS = 500;

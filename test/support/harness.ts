@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
 import { AccountService } from '../../src/dashboard/accounts.service.ts';
 import type { CreatedMerchant } from '../../src/merchants/merchants.service.ts';
-import { TransactionWorker } from '../../src/transactions/transaction.worker.ts';
+import { TransactionWorker } from '../../src/worker/transaction.worker.ts';
 import { createDatabase, DATABASES, postgresSkip, type TestDatabase } from './databases.ts';
 
 export interface Gateway {
@@ -178,7 +178,7 @@ export function clockedWorker(
   },
 ): TransactionWorker {
   const { services } = g.paygate;
-  return new TransactionWorker(g.database, opts.channels ?? services.channel, services.settlement, {
+  return new TransactionWorker(g.database, opts.channels ?? services.channel, services.finality, {
     pollMs: opts.pollMs,
     now: opts.now,
     logger: { error() {}, warn() {}, info() {} },

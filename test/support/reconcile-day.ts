@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db/database.ts';
 import type { TransactionTable } from '../../src/db/schema.ts';
-import { istDayBounds } from '../../src/reconcile/ist-day.ts';
+import { istDayBounds } from '../../src/ist.ts';
 import type { FakeCashfree, FakeTransfer } from './fake-cashfree.ts';
 import type { FakePayment, FakeQr, FakeSetu } from './fake-setu.ts';
 

@@ -5,11 +5,11 @@ import type { Flow, TransactionKind, TransactionStatus } from '../../db/schema.t
 import { AppError } from '../../errors.ts';
 import { parseAmountText } from '../../money.ts';
 import { CSV_HEADER, csvLine, csvRow } from '../csv.ts';
-import { DAY_MS, type ListCursor, type TransactionFilter } from '../dashboard.repository.ts';
-import { istDayStart } from '../dashboard.service.ts';
+import { type ListCursor, type TransactionFilter } from '../dashboard.repository.ts';
 import { page } from '../views/layout.ts';
 import { detailBody, listBody, QUERY_KEYS, type ListQuery } from '../views/transactions.ts';
 import { badQuery, field, form, html, redirect, stringQuery, type DashboardContext } from './http.ts';
+import { DAY_MS, istDayStart } from '../../ist.ts';
 
 const KINDS = new Set<string>(['payin', 'payout', 'refund']);
 const FLOWS = new Set<string>(['onsite', 'offsite', 'p2p', 'payout', 'refund']);

@@ -1,5 +1,5 @@
 /** The operators' exceptions: the list (open ones first), one exception with its actions, and the confirmation of a money action. */
-import type { ExceptionRow } from '../../live/exceptions.repository.ts';
+import type { ExceptionRow } from '../../exceptions/exceptions.repository.ts';
 import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { DashboardUser } from '../accounts.service.ts';
 import { csrfField, esc, money, options, scrollTable, timeCell } from './layout.ts';

@@ -6,7 +6,7 @@
 import { esc } from '../../pages/pages.views.ts';
 import { formatAmount, formatIndian } from '../../money.ts';
 import type { DashboardUser } from '../accounts.service.ts';
-import { IST_OFFSET_MS } from '../dashboard.repository.ts';
+import { istTime } from '../../ist.ts';
 
 export { esc };
 
@@ -135,12 +135,6 @@ export function errorPage(title: string, message: string, signedIn: boolean): st
 <p><a href="${signedIn ? '/dashboard' : '/dashboard/sign-in'}">${signedIn ? 'Back to the overview' : 'Sign in'}</a></p>
 </div></main>`,
   );
-}
-
-/** An instant as an IST wall-clock time: 2026-11-25 14:03:12. */
-export function istTime(at: number | null): string {
-  if (at === null) return '';
-  return new Date(at + IST_OFFSET_MS).toISOString().replace('T', ' ').slice(0, 19);
 }
 
 /** A `<time>` element: IST for people, ISO for machines. */

@@ -7,8 +7,9 @@ import { base62 } from '../../ids.ts';
 import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { LedgerReport } from '../../wallet/wallet.service.ts';
 import type { DashboardUser } from '../accounts.service.ts';
-import type { AuditRow, LedgerRow } from '../dashboard.repository.ts';
+import type { LedgerRow } from '../dashboard.repository.ts';
 import { csrfField, esc, money, options, postButton, scrollTable, statusBadge, timeCell } from './layout.ts';
+import type { AuditRow } from '../../audit/audit.repository.ts';
 
 /** An operator's choice of merchant (a GET form), for pages about one merchant or all. */
 export function merchantPicker(

@@ -4,7 +4,7 @@
  * releases the row, with at most `callbackConcurrency` sends in flight.
  *
  * Promptness: a final status wakes the dispatcher of its own process at once (`wake`, called from
- * `settlement.onFinal`); on PostgreSQL a NOTIFY wakes the others when this one cannot take the work
+ * `finality.onFinal`); on PostgreSQL a NOTIFY wakes the others when this one cannot take the work
  * right away, and resends from the CLI notify too. After each round the dispatcher sleeps until the
  * next retry is due, and never longer than WORKER_POLL_MS, so polling is only the fallback.
  * While the database is unavailable it looks again every RECOVERY_CHECK_MS at most, and its return
@@ -29,8 +29,8 @@ import { BatchQueue } from '../db/batch-queue.ts';
 import { LostClaims } from '../db/claim.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
 import { VERSION } from '../version.ts';
-import { CallbackSender, type AttemptResult } from './callback.sender.ts';
-import { createCallbackMetrics, type CallbackMetrics } from './callbacks.metrics.ts';
+import { CallbackSender, type AttemptResult } from '../callbacks/callback.sender.ts';
+import { createCallbackMetrics, type CallbackMetrics } from '../callbacks/callbacks.metrics.ts';
 import {
   claimDueDeliveries,
   giveBackDeliveries,
@@ -42,9 +42,9 @@ import {
   webhookSecrets,
   type AttemptRecord,
   type DeliveryRow,
-} from './deliveries.repository.ts';
-import { listenForQueued, notifyQueued } from './queue-signal.ts';
-import { callbackHeaders, type SigningSecrets } from './standard-webhooks.ts';
+} from '../callbacks/deliveries.repository.ts';
+import { listenForQueued, notifyQueued } from '../callbacks/queue-signal.ts';
+import { callbackHeaders, type SigningSecrets } from '../callbacks/standard-webhooks.ts';
 
 export interface DispatcherLogger {
   info(obj: object, msg: string): void;

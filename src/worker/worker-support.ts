@@ -1,6 +1,6 @@
 /** Small parts of the transaction worker: the logger it needs, its lease, its back-off after a failed step. */
 import { CLAIM_EXPIRED, type ChannelFailure } from '../channels/channel.ts';
-import type { TransactionRow } from './transactions.repository.ts';
+import type { TransactionRow } from '../transactions/transactions.repository.ts';
 
 export interface WorkerLogger {
   error(obj: object, msg: string): void;

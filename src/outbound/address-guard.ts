@@ -12,7 +12,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { buildConnector } from 'undici';
-import { undici } from '../http/undici.ts';
+import { undici } from './undici.ts';
 
 /** Raised instead of connecting to a blocked address; recorded as error kind `blocked_address`. */
 export class BlockedAddressError extends Error {

@@ -10,14 +10,14 @@ import type { Database } from '../db/database.ts';
 import { unmatchedPayment } from '../exceptions/suspense-refunds.ts';
 import type { Channel, RefundState, RefundSubmission } from '../channels/channel.ts';
 import type { ChannelOutcomes } from '../live/outcomes.ts';
-import type { SettlementService } from './settlement.service.ts';
-import type { TransactionRow } from './transactions.repository.ts';
-import type { Accepted, Rescheduled } from './transaction-claims.repository.ts';
+import type { FinalityService } from '../finality/finality.service.ts';
+import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import type { Accepted, Rescheduled } from '../transactions/transaction-claims.repository.ts';
 import { sendOnce, type SendContext } from './send-once.ts';
 
 export interface RefundStepDeps {
   database: Database;
-  settlement: SettlementService;
+  finality: FinalityService;
   outcomes: ChannelOutcomes;
   now: () => number;
   send: SendContext;
@@ -79,7 +79,7 @@ export async function refundStep(
   );
   if (!sent) return;
   if ('rejected' in sent) {
-    await d.settlement.settle(
+    await d.finality.settle(
       row.payment_id,
       { status: 'FAILED', utr: '', channelTxnId: '', reason: `refused by ${channel.name}: ${sent.rejected}` },
       `${source}:rejected:${sent.rejected}`,

@@ -5,7 +5,7 @@
  * single label, `.local`) means no notification ever arrives, and pay-ins wait for polling.
  */
 import { isIP } from 'node:net';
-import { isBlockedAddress } from '../callbacks/address-guard.ts';
+import { isBlockedAddress } from './address-guard.ts';
 
 /** Names that never resolve on the public internet (RFC 6761, RFC 6762, RFC 8375 and common practice). */
 const PRIVATE_SUFFIXES = [

@@ -11,8 +11,8 @@
 import type { Kysely } from 'kysely';
 import { ChannelFailure } from '../channels/channel.ts';
 import type { Tables } from '../db/schema.ts';
-import { reschedulePending } from './transaction-claims.repository.ts';
-import type { TransactionRow } from './transactions.repository.ts';
+import { reschedulePending } from '../transactions/transaction-claims.repository.ts';
+import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import { notFoundWait } from './worker-support.ts';
 
 /** What the channel does with one transaction: read it back, send it. */

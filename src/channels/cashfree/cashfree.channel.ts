@@ -4,9 +4,9 @@
  * secret in headers. The statuses Cashfree's pages list are mapped to Paygate's in `cashfreeState`.
  */
 import { constants, publicEncrypt, randomUUID } from 'node:crypto';
-import type { CashfreeSettings } from '../config.ts';
-import type { TransactionKind } from '../db/schema.ts';
-import { toRupees } from '../money.ts';
+import type { CashfreeSettings } from '../../config.ts';
+import type { TransactionKind } from '../../db/schema.ts';
+import { toRupees } from '../../money.ts';
 import {
   ChannelFailure,
   type Channel,
@@ -15,7 +15,7 @@ import {
   type PayoutInFlight,
   type PayoutState,
   type PayoutSubmission,
-} from './channel.ts';
+} from '../channel.ts';
 import {
   ChannelHttp,
   failureOf,
@@ -23,9 +23,9 @@ import {
   providerCode,
   rupeesToPaise,
   type ChannelAnswer,
-} from './channel-http.ts';
-import { pollDelay } from './setu.channel.ts';
-import { Throttle } from './throttle.ts';
+} from '../channel-http.ts';
+import { pollDelay } from '../setu/setu.channel.ts';
+import { Throttle } from '../throttle.ts';
 
 /** Cashfree's code for a transfer_id it does not know (its document's example for GET /transfers). */
 const TRANSFER_NOT_FOUND = 'transfer_id_not_found';

@@ -13,8 +13,8 @@ import {
   type RefundRail,
   type RefundState,
   type RefundSubmission,
-} from './channel.ts';
-import { failureOf, providerCode, type ChannelAnswer } from './channel-http.ts';
+} from '../channel.ts';
+import { failureOf, providerCode, type ChannelAnswer } from '../channel-http.ts';
 
 /** A call to Setu with its token (`SetuChannel.call`). */
 export type SetuCall = (

@@ -9,15 +9,20 @@ import type { Kysely } from 'kysely';
 import { BatchQueue } from '../db/batch-queue.ts';
 import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
-import type { FinalOutcome, SettlementSink } from '../channels/channel.ts';
+import type { FinalOutcome, FinalStatusSink } from '../channels/channel.ts';
 import { callbackBodyOf } from '../callbacks/callback-body.ts';
 import { callbackBody } from '../callbacks/signature.ts';
 import { enqueueDeliveries } from '../callbacks/outbox.repository.ts';
-import { moveFinals, reversePayout } from '../wallet/wallet.service.ts';
 import { fromSuspense, suspenseRefundsSettled } from '../exceptions/suspense-refunds.ts';
-import { insertEvents, markFinal, markReversed, type TransactionRow } from './transactions.repository.ts';
+import {
+  insertEvents,
+  markFinal,
+  markReversed,
+  type TransactionRow,
+} from '../transactions/transactions.repository.ts';
+import { moveFinals, reversePayout } from '../wallet/ledger.ts';
 
-export interface SettlementOptions {
+export interface FinalityOptions {
   payinFeeBps: number;
   /** 1 + CALLBACK_MAX_RETRIES */
   callbackMaxAttempts: number;
@@ -39,7 +44,7 @@ export interface SettleRequest {
   source: string;
 }
 
-export class SettlementService implements SettlementSink {
+export class FinalityService implements FinalStatusSink {
   private readonly listeners: FinalListener[] = [];
   private readonly batch = new BatchQueue<SettleRequest, boolean>((requests) => this.settleBatch(requests));
   private readonly now: () => number;
@@ -48,7 +53,7 @@ export class SettlementService implements SettlementSink {
 
   constructor(
     private readonly database: Pick<Database, 'db' | 'lockRows'>,
-    private readonly options: SettlementOptions,
+    private readonly options: FinalityOptions,
   ) {
     this.db = database.db;
     this.now = options.now ?? Date.now;

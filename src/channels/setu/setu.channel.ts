@@ -4,8 +4,8 @@
  * kept by the process and fetched again in its fourth minute (tokens live 300 s), by one call at a
  * time, and once more when Setu answers 401.
  */
-import type { SetuSettings } from '../config.ts';
-import type { TransactionKind } from '../db/schema.ts';
+import type { SetuSettings } from '../../config.ts';
+import type { TransactionKind } from '../../db/schema.ts';
 import {
   ChannelFailure,
   type Channel,
@@ -16,10 +16,11 @@ import {
   type PayoutState,
   type VpaRegistration,
   type VpaRegistry,
-} from './channel.ts';
-import { ChannelHttp, failureOf, IN_TRANSIT_MS, providerCode } from './channel-http.ts';
+} from '../channel.ts';
+import { ChannelHttp, failureOf, IN_TRANSIT_MS, providerCode } from '../channel-http.ts';
 import { SetuRefunds, type SetuCall } from './setu-refunds.ts';
-import { Throttle } from './throttle.ts';
+import { Throttle } from '../throttle.ts';
+import { istRfc3339 } from '../../ist.ts';
 
 /** Setu's tokens live 300 s; a new one is fetched in the fourth minute. */
 export const SETU_TOKEN_REFRESH_MS = 240_000;
@@ -123,7 +124,7 @@ export class SetuChannel implements Channel, VpaRegistry {
       amount: p.amount,
       merchantVpa: p.merchant.vpa,
       referenceId: p.paymentId,
-      expiryDate: rfc3339(p.expiresAt),
+      expiryDate: istRfc3339(p.expiresAt),
       transactionNote: `Order ${p.merchantOrderNo}`.slice(0, 50),
     });
     if (answer.status !== 200 && answer.status !== 201) throw failureOf(this.name, 'dqr_create', answer);
@@ -329,10 +330,4 @@ export function setuPaymentOutcome(payment: Record<string, unknown>, qrId: strin
 /** Asks after CHANNEL_POLL_MS, then after as long again as the transaction's age: 1, 2, 4 … minutes, at most an hour apart. */
 export function pollDelay(pollMs: number, ageMs: number): number {
   return ageMs <= 0 ? pollMs : Math.max(pollMs, Math.min(ageMs, 3_600_000));
-}
-
-/** RFC 3339 in IST, as Setu writes its own times: 2026-11-23T16:47:00+05:30. */
-export function rfc3339(ms: number): string {
-  const ist = new Date(ms + 330 * 60_000).toISOString().slice(0, 19);
-  return `${ist}+05:30`;
 }

@@ -15,7 +15,7 @@ import type { Database } from '../db/database.ts';
 import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
-import { deleteOpening, OPENING, type TransactionRow } from './transactions.repository.ts';
+import { deleteOpening, OPENING, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { retryDelay, type WorkerLogger } from './worker-support.ts';
 import {
   claimDueTransactions,
@@ -27,13 +27,13 @@ import {
   rescheduleMany,
   reschedulePending,
   type Rescheduled,
-} from './transaction-claims.repository.ts';
+} from '../transactions/transaction-claims.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import { LostClaims, type Claim } from '../db/claim.ts';
 import { isUnavailableError } from '../db/errors.ts';
 import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
-import type { SettlementService } from './settlement.service.ts';
+import type { FinalityService } from '../finality/finality.service.ts';
 import { refundStep } from './refund.step.ts';
 import { sendOnce } from './send-once.ts';
 
@@ -71,7 +71,7 @@ export class TransactionWorker {
   constructor(
     private readonly database: Database,
     private readonly channels: (name: string) => Channel | undefined,
-    private readonly settlement: SettlementService,
+    private readonly finality: FinalityService,
     private readonly options: {
       pollMs: number;
       now?: () => number;
@@ -383,7 +383,7 @@ export class TransactionWorker {
       else if (row.kind === 'refund')
         await refundStep(row, channel, step, {
           database: this.database,
-          settlement: this.settlement,
+          finality: this.finality,
           outcomes: this.options.outcomes,
           now: () => this.now,
           send: this.sendContext(channel, 'refund'),
@@ -448,7 +448,7 @@ export class TransactionWorker {
           await this.options.outcomes.payin(row, outcome, `expiry:${channel.name}`);
       }
       // Still PENDING (nothing paid it, or what came is an exception): it ran out of time.
-      await this.settlement.settle(row.payment_id, { status: 'FAILED', utr: '', channelTxnId: '' }, 'expiry');
+      await this.finality.settle(row.payment_id, { status: 'FAILED', utr: '', channelTxnId: '' }, 'expiry');
       return;
     }
     const outcome = await channel.payinOutcome(open);
@@ -507,7 +507,7 @@ export class TransactionWorker {
     );
     if (!sent) return;
     if ('rejected' in sent) {
-      await this.settlement.settle(
+      await this.finality.settle(
         row.payment_id,
         { status: 'FAILED', utr: '', channelTxnId: '' },
         `channel:${channel.name}:rejected:${sent.rejected}`,

@@ -1,0 +1,2 @@
+/** The two databases Paygate runs on. */
+export type DatabaseKind = 'sqlite' | 'postgres';
