@@ -12,12 +12,22 @@ import { compileTests, removeStale } from './compile-tests.ts';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The `*.test.ts` files of `dir` (relative to the repository), sorted. */
+/** Folders under a test tree that hold no tests of their own run (helpers, data, the soaks). */
+const NOT_TESTS = new Set(['support', 'vectors', 'artifacts', 'soak', 'node_modules', 'dist']);
+
+/** The `*.test.ts` files under `dir` (relative to the repository), its sub-folders included, sorted. */
 export function testFiles(dir: string): string[] {
-  return readdirSync(path.join(root, dir))
-    .filter((f) => f.endsWith('.test.ts'))
-    .sort()
-    .map((f) => path.join(dir, f));
+  return readdirSync(path.join(root, dir), { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory()
+        ? NOT_TESTS.has(e.name)
+          ? []
+          : testFiles(path.join(dir, e.name))
+        : e.name.endsWith('.test.ts')
+          ? [path.join(dir, e.name)]
+          : [],
+    )
+    .sort();
 }
 
 /** `files` with those of `first` in front, in its order: started first, none is left running alone at the end. */
