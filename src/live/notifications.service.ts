@@ -19,7 +19,8 @@ import { setuPaymentOutcome } from '../channels/setu/setu.channel.ts';
 import { findTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { refundsDueNow } from '../transactions/transaction-claims.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import type { ChannelOutcomes, Report, Scope } from './outcomes.ts';
+import type { ChannelOutcomes, Report } from './outcomes.ts';
+import type { Scope } from './outcome-exceptions.ts';
 import {
   claimDueEvents,
   eventKey,
