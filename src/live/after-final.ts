@@ -2,9 +2,12 @@
  * A channel's outcome that found its transaction final already: the same outcome again changes
  * nothing; one that contradicts the final status is kept for the operator, and moves money only
  * where the contract says (a payout's reversal, a payout or refund paid after FAILED). Each rule
- * applies once: the exception's insert is the guard. The row is read again, as it is now; a
- * payout's or refund's is locked first, so that two reports applied at once (a SUCCESS and a
- * REVERSED) see each other.
+ * applies once: the exception's insert is the guard.
+ *
+ * A final status and its utr never change once written, so a row the caller read final already is
+ * what the table holds, and a report that agrees with it needs no second look. Payouts and refunds
+ * whose report may move money lock their row first, so that two reports applied at once (a
+ * SUCCESS and a REVERSED) see each other.
  */
 import type { Kysely } from 'kysely';
 import type { FinalOutcome, PayoutState } from '../channels/channel.ts';
@@ -26,11 +29,13 @@ export class AfterFinal {
   /** A pay-in's outcome: the same payment again changes nothing; another one is kept, its money in suspense. */
   async payin(s: Scope, txn: TransactionRow, outcome: FinalOutcome): Promise<void> {
     if (outcome.status !== 'SUCCESS') return;
-    const now = await s.tx
-      .selectFrom('transactions')
-      .selectAll()
-      .where('payment_id', '=', txn.payment_id)
-      .executeTakeFirst();
+    const now = isFinal(txn)
+      ? txn
+      : await s.tx
+          .selectFrom('transactions')
+          .selectAll()
+          .where('payment_id', '=', txn.payment_id)
+          .executeTakeFirst();
     if (now && !(now.status === 'SUCCESS' && now.utr === outcome.utr))
       await this.exceptions.of(s, now, {
         kind: 'payment_after_final',
@@ -47,7 +52,7 @@ export class AfterFinal {
    */
   async payout(s: Scope, txn: TransactionRow, state: PayoutState, source: string): Promise<void> {
     const outcome = state.outcome;
-    if (!outcome) return;
+    if (!outcome || (!state.reversed && agrees(txn, outcome))) return;
     const now = await lock(s.tx, txn.payment_id);
     if (now?.status === 'SUCCESS') await this.payoutAfterSuccess(s, now, state, source);
     else if (now?.status === 'FAILED') await this.payoutAfterFailed(s, now, state, source);
@@ -133,6 +138,7 @@ export class AfterFinal {
    * merchant, as a payout's is: `refund_after_failed`, journaled once to `external:receivable`.
    */
   async refund(s: Scope, txn: TransactionRow, outcome: FinalOutcome): Promise<void> {
+    if (agrees(txn, outcome)) return;
     const now = await lock(s.tx, txn.payment_id);
     // A refund of money in suspense (no pay-in) has no merchant to owe it: a status_mismatch.
     if (now?.status === 'FAILED' && outcome.status === 'SUCCESS' && txn.refund_of) {
@@ -156,6 +162,11 @@ export class AfterFinal {
 
 function isFinal(txn: TransactionRow): boolean {
   return txn.status === 'SUCCESS' || txn.status === 'FAILED';
+}
+
+/** Whether the row, read final already, has the status the outcome reports: nothing to weigh then. */
+function agrees(txn: TransactionRow, outcome: FinalOutcome): boolean {
+  return isFinal(txn) && txn.status === outcome.status;
 }
 
 /** The transaction's row, locked (on PostgreSQL) until the commit. */
