@@ -7,8 +7,10 @@ import type { Database } from './db/database.ts';
 import type { Channel } from './channels/channel.ts';
 import type { ChannelObserver } from './channels/channel-http.ts';
 import { CashfreeChannel } from './channels/cashfree/cashfree.channel.ts';
+import { CashfreeNotifications } from './channels/cashfree/cashfree.notifications.ts';
 import { SandboxChannel } from './channels/sandbox.channel.ts';
 import { SetuChannel } from './channels/setu/setu.channel.ts';
+import { SetuNotifications } from './channels/setu/setu.notifications.ts';
 import { CallbackService } from './callbacks/callbacks.service.ts';
 import { ChannelOutcomes } from './live/outcomes.ts';
 import { NotificationService } from './live/notifications.service.ts';
@@ -111,7 +113,10 @@ export function buildServices(config: Config, database: Database, now: () => num
     outcomes,
     notifications: new NotificationService(
       database,
-      { setu: config.setu?.webhookSecret ?? null, cashfree: config.cashfree?.webhookSecret ?? null },
+      [
+        new SetuNotifications(config.setu?.webhookSecret ?? null),
+        new CashfreeNotifications(config.cashfree?.webhookSecret ?? null),
+      ],
       outcomes,
       { now },
     ),

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { constants, publicEncrypt } from 'node:crypto';
 import { afterEach, describe, it } from 'node:test';
-import { verifyCashfree } from '../src/live/signatures.ts';
+import { verifyCashfree } from '../src/channels/cashfree/cashfree.signature.ts';
 import { DATABASES } from './support/databases.ts';
 import { skipFor } from './support/harness.ts';
 import { until, useLive } from './support/live.ts';

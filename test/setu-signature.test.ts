@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { setuSignature, verifySetu } from '../src/live/signatures.ts';
+import { setuSignature, verifySetu } from '../src/channels/setu/setu.signature.ts';
 import { fakeSetuSignature } from './support/fake-setu.ts';
 
 interface SetuVector {

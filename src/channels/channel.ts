@@ -2,7 +2,8 @@
  * The Channel port: what a bank or PSP adapter must do for Paygate. The gateway records first,
  * calls the channel outside any database transaction, and records the outcome after. Outcomes
  * reach the gateway through a `FinalStatusSink`, whether the adapter learns them by polling, by a
- * notification of the provider or, for the sandbox, by a button on the payment page.
+ * notification of the provider or, for the sandbox, by a button on the payment page. A provider's
+ * notifications are read beside its adapter, by its `NotificationReader` (`notification-reader.ts`).
  */
 import type { TransactionKind } from '../db/schema.ts';
 

@@ -1,5 +1,5 @@
 /**
- * `POST /channels/setu/notifications` and `POST /channels/cashfree/notifications`: where the
+ * `POST /channels/{provider}/notifications`, one per live channel's `NotificationReader`: where the
  * providers send their notifications. No API key: the signature on the raw body is the
  * authentication, so a bad signature counts against the client address's failed-authentication
  * limit as a bad API key does (§8). A channel that is not configured has no endpoint (404); other
@@ -10,23 +10,23 @@ import { AppError } from '../errors.ts';
 import { tooManyFailures, type AuthFailureLimit } from '../http/auth.ts';
 import { errorResponses } from '../http/common.schemas.ts';
 import type { NotificationResult } from '../http/metrics.ts';
-import type { NotificationService, Provider } from './notifications.service.ts';
+import type { NotificationService } from './notifications.service.ts';
 
 export const notificationRoutes: FastifyPluginAsync<{
   notifications: NotificationService;
   failures: AuthFailureLimit;
-  count: (channel: Provider, result: NotificationResult) => void;
+  count: (channel: string, result: NotificationResult) => void;
 }> = async (app, { notifications, failures, count }) => {
   // The signature covers the bytes as sent, so the body is kept as bytes, whatever its type says.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  for (const provider of ['setu', 'cashfree'] as const satisfies Provider[]) {
+  for (const { provider, title } of notifications.readers) {
     app.post(
       `/channels/${provider}/notifications`,
       {
         schema: {
           tags: ['Channels'],
-          summary: `Notifications from ${provider === 'setu' ? 'Setu UPI' : 'Cashfree Payouts'} (signed by the provider)`,
+          summary: `Notifications from ${title} (signed by the provider)`,
           response: {
             200: {
               type: 'object',

@@ -7,19 +7,17 @@
  * so an event applied twice changes nothing the second time, and events may come in any order.
  */
 import { createHash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
-import { jsonRecords } from '../db/json-records.ts';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import type { Tables, TransactionKind } from '../db/schema.ts';
+import type { Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
-import { cashfreeState } from '../channels/cashfree/cashfree.channel.ts';
-import { rupeesToPaise } from '../channels/channel-http.ts';
-import { formatAmount } from '../money.ts';
-import { setuPaymentOutcome } from '../channels/setu/setu.channel.ts';
-import { findTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
+import type { NotificationHeaders, NotificationReader } from '../channels/notification-reader.ts';
+import { findTransactions } from '../transactions/transactions.repository.ts';
 import { refundsDueNow } from '../transactions/transaction-claims.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import type { ChannelOutcomes, Report, Scope } from './outcomes.ts';
+import type { ChannelOutcomes } from './outcomes.ts';
+import type { Scope } from './outcome-exceptions.ts';
+import { heldAgainst, type Read } from './notices.ts';
 import {
   claimDueEvents,
   eventKey,
@@ -28,17 +26,7 @@ import {
   retryEventAt,
   type NewChannelEvent,
 } from './notifications.repository.ts';
-import { verifyCashfree, verifySetu } from './signatures.ts';
 import { isPaymentId } from '../ids.ts';
-
-export type Provider = 'setu' | 'cashfree';
-
-export interface NotificationSecrets {
-  /** SETU_WEBHOOK_SECRET, or null when Setu is off. */
-  setu: string | null;
-  /** CASHFREE_WEBHOOK_SECRET, or null when Cashfree is off. */
-  cashfree: string | null;
-}
 
 export interface NotificationLogger {
   info(obj: object, msg: string): void;
@@ -49,48 +37,45 @@ export interface NotificationLogger {
 export const APPLY_GRACE_MS = 30_000;
 const LEASE_MS = 30_000;
 
-/**
- * Cashfree's webhook types that end a transfer, and the status each stands for. Other types
- * (CREDIT_CONFIRMATION, BENEFICIARY_INCIDENT, …) are stored and change nothing; LOW_BALANCE_ALERT
- * is an exception for the operator.
- */
-const CASHFREE_TYPES: Record<string, string> = {
-  TRANSFER_SUCCESS: 'SUCCESS',
-  TRANSFER_ACKNOWLEDGED: 'SUCCESS',
-  TRANSFER_FAILED: 'FAILED',
-  TRANSFER_REJECTED: 'REJECTED',
-  TRANSFER_MANUALLY_REJECTED: 'MANUALLY_REJECTED',
-  TRANSFER_REVERSED: 'REVERSED',
-};
-
 /** A verified notification on its way to be stored and applied. */
 interface Incoming {
-  provider: Provider;
+  reader: NotificationReader;
   body: Record<string, unknown>;
   event: NewChannelEvent;
 }
 
+/** A stored notification to apply: what reads it, its body, the payment_id it was stored under. */
+interface Stored {
+  reader: NotificationReader;
+  body: Record<string, unknown>;
+  paymentId: string | null;
+}
+
 export class NotificationService {
   private readonly batch = new BatchQueue<Incoming, boolean>((items) => this.storeAndApply(items));
+  private readonly byProvider: Map<string, NotificationReader>;
   /** Set by the app: where notifications are logged (type and payment_id only, never the body). */
   logger: NotificationLogger | null = null;
   /** Told after a notification made refunds due now (`refundsDueNow`), so the worker reads them at once. */
   onRefundsDue: () => void = () => {};
 
+  /** `readers`: every live channel's, configured or not (one that is not takes no notification). */
   constructor(
     private readonly database: Pick<Database, 'db' | 'lockRows'>,
-    private readonly secrets: NotificationSecrets,
+    readonly readers: readonly NotificationReader[],
     private readonly outcomes: ChannelOutcomes,
     private readonly options: { now: () => number },
-  ) {}
+  ) {
+    this.byProvider = new Map(readers.map((r) => [r.provider, r]));
+  }
 
   private get db(): Kysely<Tables> {
     return this.database.db;
   }
 
   /** Whether notifications of this provider are taken (its channel is configured). */
-  accepts(provider: Provider): boolean {
-    return this.secrets[provider] !== null;
+  accepts(provider: string): boolean {
+    return this.byProvider.get(provider)?.accepting ?? false;
   }
 
   /**
@@ -98,26 +83,21 @@ export class NotificationService {
    * Answers whether it was new.
    */
   async receive(
-    provider: Provider,
+    provider: string,
     raw: Buffer,
-    headers: Record<string, string | string[] | undefined>,
+    headers: NotificationHeaders,
   ): Promise<{ duplicate: boolean }> {
-    const secret = this.secrets[provider];
+    const reader = this.byProvider.get(provider);
     const now = this.options.now();
-    const verified =
-      secret !== null &&
-      (provider === 'setu'
-        ? verifySetu(raw, headers['x-setu-signature'], secret)
-        : verifyCashfree(raw, headers['x-webhook-timestamp'], headers['x-webhook-signature'], secret, now));
-    if (!verified)
+    if (!reader?.verify(raw, headers, now))
       throw new AppError('SIGNATURE_INVALID', 'The notification signature is missing or not valid');
     // Kept even when it is not a JSON object (an event of type "unknown", which changes nothing):
     // every verified notification is stored, and answered 200 so the provider stops sending it.
     const body = parseObject(raw) ?? {};
-    const event = describe(provider, body, raw);
+    const event = storedAs(reader, body, raw);
     let duplicate: boolean;
     try {
-      duplicate = await this.batch.submit({ provider, body, event });
+      duplicate = await this.batch.submit({ reader, body, event });
     } catch (err) {
       // Kept for the worker, which applies it after APPLY_GRACE_MS; the provider gets its 200.
       const stored = await insertChannelEvents(this.db, [event], 'pending', now, now + APPLY_GRACE_MS);
@@ -162,7 +142,7 @@ export class NotificationService {
       });
       due.refunds = await this.apply(
         scope,
-        fresh.map((i) => ({ provider: i.provider, body: i.body, paymentId: i.event.payment_id })),
+        fresh.map((i) => ({ reader: i.reader, body: i.body, paymentId: i.event.payment_id })),
       );
       return duplicates;
     });
@@ -177,12 +157,10 @@ export class NotificationService {
     for (const row of rows) {
       try {
         const body = parseObject(Buffer.from(row.body));
+        const reader = this.byProvider.get(row.provider);
         const refunds = await this.outcomes.within(async (scope) => {
-          const due = body
-            ? await this.apply(scope, [
-                { provider: row.provider as Provider, body, paymentId: row.payment_id },
-              ])
-            : 0;
+          const due =
+            body && reader ? await this.apply(scope, [{ reader, body, paymentId: row.payment_id }]) : 0;
           await markApplied(scope.tx, row.id, this.options.now());
           return due;
         });
@@ -199,207 +177,47 @@ export class NotificationService {
   }
 
   /**
-   * Reads what each notification reports, about the transactions they name (read in one
-   * statement), and applies it. A Setu notification that is not a payment's may name a refund
-   * (Setu documents no refund event): the refunds it names are made due, to be read at once.
+   * Reads what each notification reports, holds it against the transactions they name (read in
+   * one statement), and applies it. Refunds a notification names are made due, to be read at once.
    * Answers how many refunds were made due.
    */
-  private async apply(
-    scope: Scope,
-    notifications: { provider: Provider; body: Record<string, unknown>; paymentId: string | null }[],
-  ): Promise<number> {
+  private async apply(scope: Scope, notifications: Stored[]): Promise<number> {
     if (notifications.length === 0) return 0;
-    const refundNames = notifications
-      .filter((n) => n.provider === 'setu' && !setuType(n.body).startsWith('payment.'))
-      .flatMap((n) => refundNamesIn(n.body));
-    const refunds = await refundsDueNow(scope.tx, 'setu', refundNames, this.options.now());
+    const read: Read[] = notifications.map(({ reader, body }) => ({ reader, notice: reader.read(body) }));
+    const refunds = await this.refundsNamed(scope, read);
     const named = notifications.flatMap((n) => (n.paymentId ? [n.paymentId] : []));
     const txns = new Map((await findTransactions(scope.tx, named)).map((t) => [t.payment_id, t]));
-    const vpas = await merchantVpas(
-      scope.tx,
-      [...txns.values()].filter((t) => t.channel === 'setu').map((t) => t.merchant_id),
-    );
-    const reports: Report[] = [];
-    for (const { provider, body } of notifications) {
-      const reading = provider === 'setu' ? readSetu(body, txns, vpas) : readCashfree(body, txns);
-      if (reading && 'unknown' in reading)
-        await this.outcomes.untied(scope, { kind: 'unknown_reference', provider, ...reading.unknown });
-      else if (reading && 'lowBalance' in reading)
-        await this.outcomes.untied(scope, { kind: 'low_balance', provider, ...reading.lowBalance });
-      else if (reading) reports.push(reading);
-    }
+    const { reports, untied } = await heldAgainst(scope.tx, read, txns);
+    for (const u of untied) await this.outcomes.untied(scope, u);
     await this.outcomes.applyAll(scope, reports);
     return refunds;
   }
-}
 
-/** A Setu event's type. */
-function setuType(body: Record<string, unknown>): string {
-  return text(body.eventType ?? payload(body).eventType);
-}
-
-/** The ids a Setu notification may name a refund by: Paygate's refund_id (its `referenceId`) or Setu's id. */
-function refundNamesIn(body: Record<string, unknown>): string[] {
-  const p = payload(body);
-  return [p.referenceId, p.merchantReferenceId, p.refundId, p.id].map(text);
-}
-
-/** A notification naming no transaction here. */
-interface Unknown {
-  /** `payment`: a customer's payment (Setu), whose money no pay-in keeps; `vpa`: the UPI id it was paid to. */
-  unknown: { reference: string; amount: number | null; detail: string; payment?: boolean; vpa?: string };
-}
-
-/** Cashfree's warning that the account's balance is low (payouts will be refused). */
-interface LowBalance {
-  lowBalance: { reference: string; amount: number | null; detail: string };
-}
-
-/**
- * What a Setu notification reports: a payment of a pay-in here, or of none. It is the pay-in's
- * only when it names the pay-in (`merchantReferenceId`), its QR (`productInstanceId`) and the UPI
- * id the pay-in was paid to (`merchantVpa`): a reference alone could be anybody's.
- */
-function readSetu(
-  body: Record<string, unknown>,
-  txns: Map<string, TransactionRow>,
-  vpas: Map<string, string>,
-): Report | Unknown | null {
-  const p = payload(body);
-  const type = setuType(body);
-  // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
-  if (type !== 'payment.success') return null;
-  const reference = text(p.id);
-  const amount = typeof p.amount === 'number' && Number.isSafeInteger(p.amount) ? p.amount : null;
-  const named = text(p.merchantReferenceId);
-  const txn = ofKind(txns, 'payin', 'setu', named);
-  const qr = text(p.productInstanceId);
-  const vpa = text(p.merchantVpa);
-  const mismatch = !txn
-    ? 'which names no Setu pay-in here'
-    : qr === '' || qr !== txn.channel_txn_id
-      ? `whose QR "${qr.slice(0, 64)}" is not that pay-in's`
-      : vpa === '' || vpa.toLowerCase() !== (vpas.get(txn.merchant_id) ?? '').toLowerCase()
-        ? `whose UPI id "${vpa.slice(0, 100)}" is not that pay-in's`
-        : null;
-  if (!txn || mismatch) {
-    return {
-      unknown: {
-        reference: reference || text(p.txnId),
-        amount,
-        detail: `payment.success for reference "${named.slice(0, 64)}", ${mismatch}`,
-        payment: amount !== null && amount > 0,
-        vpa: vpa.slice(0, 200),
-      },
-    };
+  /** Makes the refunds the notifications name due now, one statement per provider that names any. */
+  private async refundsNamed(scope: Scope, read: Read[]): Promise<number> {
+    const names = new Map<string, string[]>();
+    for (const { reader, notice } of read)
+      if (notice?.kind === 'refunds')
+        names.set(reader.provider, [...(names.get(reader.provider) ?? []), ...notice.names]);
+    let due = 0;
+    for (const [provider, refundNames] of names)
+      due += await refundsDueNow(scope.tx, provider, refundNames, this.options.now());
+    return due;
   }
-  const outcome = setuPaymentOutcome({ ...p, status: 'success' }, txn.channel_txn_id);
-  return outcome ? { kind: 'payin', txn, outcome, source: 'notification:setu' } : null;
-}
-
-const NAMED_IDS = { named_id: 'text' } as const;
-
-/** The UPI id of each merchant named, in one statement whatever their number. */
-async function merchantVpas(db: Kysely<Tables>, merchantIds: string[]): Promise<Map<string, string>> {
-  const ids = [...new Set(merchantIds)];
-  if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('merchants')
-    .select(['id', 'vpa'])
-    .where(
-      'id',
-      'in',
-      sql<string>`(select named_id from ${jsonRecords(
-        db,
-        ids.map((id) => ({ named_id: id })),
-        NAMED_IDS,
-      )} as n)`,
-    )
-    .execute();
-  return new Map(rows.map((r) => [r.id, r.vpa]));
-}
-
-/** What a Cashfree notification reports: a transfer's state for a payout here, or for none. */
-function readCashfree(
-  body: Record<string, unknown>,
-  txns: Map<string, TransactionRow>,
-): Report | Unknown | LowBalance | null {
-  const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
-  if (text(body.type) === 'LOW_BALANCE_ALERT') {
-    const balance = rupeesToPaise(data.current_balance ?? data.balance);
-    return {
-      lowBalance: {
-        reference: `${text(body.event_time) || text(data.alert_time)}`.slice(0, 100) || 'low_balance',
-        amount: balance,
-        detail: `Cashfree reports a low balance${balance === null ? '' : ` (${formatAmount(balance)})`}: payouts may be refused`,
-      },
-    };
-  }
-  const type = text(body.type);
-  const status = Object.hasOwn(CASHFREE_TYPES, type) ? CASHFREE_TYPES[type] : undefined;
-  if (!status) return null;
-  const state = cashfreeState({ ...data, status });
-  const txn = ofKind(txns, 'payout', 'cashfree', text(data.transfer_id));
-  if (!txn || !state) {
-    return {
-      unknown: {
-        reference: text(data.cf_transfer_id) || text(data.transfer_id),
-        amount: null,
-        detail: `${text(body.type)} for transfer "${text(data.transfer_id).slice(0, 64)}", which names no Cashfree payout here`,
-      },
-    };
-  }
-  return { kind: 'payout', txn, state, source: 'notification:cashfree' };
-}
-
-/** The transaction a notification names, if it is of this kind and channel. */
-function ofKind(
-  txns: Map<string, TransactionRow>,
-  kind: TransactionKind,
-  channel: string,
-  paymentId: string,
-): TransactionRow | undefined {
-  const txn = txns.get(paymentId);
-  return txn && txn.kind === kind && txn.channel === channel ? txn : undefined;
 }
 
 /** The row a notification is stored as: its event id (the provider's, or a hash of the body), what it names, its type. */
-function describe(provider: Provider, body: Record<string, unknown>, raw: Buffer): NewChannelEvent {
-  const hash = createHash('sha256').update(raw).digest('hex');
-  if (provider === 'setu') {
-    const p = payload(body);
-    const eventId = text(body.eventId ?? p.eventId);
-    const named = text(p.merchantReferenceId) || text(p.referenceId);
-    return {
-      provider,
-      event_id: eventId && eventId.length <= 200 ? eventId : hash,
-      payment_id: isPaymentId(named) ? named : null,
-      reference: text(p.id).slice(0, 200),
-      type: text(body.eventType ?? p.eventType).slice(0, 100) || 'unknown',
-      body: raw.toString('utf8'),
-    };
-  }
-  const data = (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, unknown>;
-  const named = text(data.transfer_id);
+function storedAs(reader: NotificationReader, body: Record<string, unknown>, raw: Buffer): NewChannelEvent {
+  const id = reader.identify(body);
   return {
-    provider,
-    event_id: hash,
-    payment_id: isPaymentId(named) ? named : null,
-    reference: text(data.cf_transfer_id).slice(0, 200),
-    type: text(body.type).slice(0, 100) || 'unknown',
+    provider: reader.provider,
+    event_id:
+      id.eventId && id.eventId.length <= 200 ? id.eventId : createHash('sha256').update(raw).digest('hex'),
+    payment_id: isPaymentId(id.named) ? id.named : null,
+    reference: id.reference.slice(0, 200),
+    type: id.type.slice(0, 100) || 'unknown',
     body: raw.toString('utf8'),
   };
-}
-
-/** A Setu event's payment fields: at the top level, or under `data`. */
-function payload(body: Record<string, unknown>): Record<string, unknown> {
-  return body.data && typeof body.data === 'object'
-    ? { ...body, ...(body.data as Record<string, unknown>) }
-    : body;
-}
-
-function text(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
 }
 
 function parseObject(raw: Buffer): Record<string, unknown> | null {

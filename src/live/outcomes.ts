@@ -6,21 +6,16 @@
  * second time. Each report is applied inside a `Scope` (one database transaction, which may carry
  * several reports); the final statuses it committed are announced after the commit.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { FinalOutcome, PayoutState, RefundState } from '../channels/channel.ts';
-import type { ExceptionHolds, Tables } from '../db/schema.ts';
+import type { Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
 import type { FinalityService, Settled } from '../finality/finality.service.ts';
-import { insertEvents, type TransactionRow } from '../transactions/transactions.repository.ts';
-import { recordException, type ExceptionKind } from '../exceptions/exceptions.repository.ts';
-import { receivableReversed, type UnmatchedMoney } from '../exceptions/unmatched.ts';
-import { paidAfterFailed } from '../wallet/ledger.ts';
-
-/** The transaction reports are applied in, and the final statuses to announce after its commit. */
-export interface Scope {
-  tx: Kysely<Tables>;
-  settled: Settled[];
-}
+import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import { recordException } from '../exceptions/exceptions.repository.ts';
+import type { UnmatchedMoney } from '../exceptions/unmatched.ts';
+import { AfterFinal } from './after-final.ts';
+import { OutcomeExceptions, type Scope, type Untied } from './outcome-exceptions.ts';
 
 /** What a channel reported about one transaction. */
 export type Report =
@@ -28,12 +23,18 @@ export type Report =
   | { kind: 'payout'; txn: TransactionRow; state: PayoutState; source: string };
 
 export class ChannelOutcomes {
+  private readonly exceptions: OutcomeExceptions;
+  private readonly afterFinal: AfterFinal;
+
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly finality: FinalityService,
     private readonly now: () => number,
-    private readonly unmatched: UnmatchedMoney | null = null,
-  ) {}
+    unmatched: UnmatchedMoney | null = null,
+  ) {
+    this.exceptions = new OutcomeExceptions(now, unmatched);
+    this.afterFinal = new AfterFinal(finality, this.exceptions, now);
+  }
 
   /** Runs `apply` in a transaction of its own, then announces what it settled. */
   async within<T>(apply: (scope: Scope) => Promise<T>): Promise<T> {
@@ -54,66 +55,29 @@ export class ChannelOutcomes {
 
   /** A pay-in's outcome. A payment that does not fit the pay-in changes nothing and is an exception. */
   async payinIn(s: Scope, txn: TransactionRow, outcome: FinalOutcome, source: string): Promise<void> {
-    const reference = outcome.reference || outcome.utr || txn.payment_id;
     if (outcome.status === 'SUCCESS' && outcome.amount !== undefined && outcome.amount !== txn.amount) {
-      await this.exception(
-        s,
-        txn,
-        'amount_mismatch',
-        reference,
-        outcome.amount,
-        `paid ${paiseText(outcome.amount, outcome.amountText)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
-        { amountText: outcome.amountText, holds: 'suspense' },
-      );
+      await this.exceptions.of(s, txn, {
+        kind: 'amount_mismatch',
+        reference: outcome.reference || outcome.utr || txn.payment_id,
+        amount: outcome.amount,
+        detail: `paid ${paiseText(outcome.amount, outcome.amountText)} for a pay-in of ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'})`,
+        amountText: outcome.amountText,
+        holds: 'suspense',
+      });
       return;
     }
     if (await this.settle(s, txn, outcome, source)) return;
-    await this.afterFinal(s, txn, outcome);
-  }
-
-  /** A pay-in's outcome that found it final already: the same payment again changes nothing; another one is kept. */
-  private async afterFinal(s: Scope, txn: TransactionRow, outcome: FinalOutcome): Promise<void> {
-    if (outcome.status !== 'SUCCESS') return;
-    const now = await s.tx
-      .selectFrom('transactions')
-      .selectAll()
-      .where('payment_id', '=', txn.payment_id)
-      .executeTakeFirst();
-    if (now && !(now.status === 'SUCCESS' && now.utr === outcome.utr))
-      await this.exception(
-        s,
-        now,
-        'payment_after_final',
-        outcome.reference || outcome.utr || txn.payment_id,
-        outcome.amount ?? null,
-        `a payment (utr ${outcome.utr || 'none'}) came for a pay-in already ${now.status}`,
-        { holds: 'suspense' },
-      );
+    await this.afterFinal.payin(s, txn, outcome);
   }
 
   /**
    * Reports on several transactions, applied together. Plain final outcomes (the amount fits, no
-   * reversal, each transaction named once) settle in one batch of statements; the rest, and a
-   * pay-in the batch found final already, go one at a time as above. Each transaction is in one
-   * of the two parts, so the order between them does not matter.
+   * reversal, each transaction named once) settle in one batch of statements; the rest go one at a
+   * time as above, and a plain one the batch found final already goes to the after-final rules.
+   * Each transaction is in one of the two parts, so the order between them does not matter.
    */
   async applyAll(s: Scope, reports: Report[]): Promise<void> {
-    const named = new Map<string, number>();
-    for (const r of reports) named.set(r.txn.payment_id, (named.get(r.txn.payment_id) ?? 0) + 1);
-    const plain: { report: Report; outcome: FinalOutcome }[] = [];
-    const rest: Report[] = [];
-    for (const r of reports) {
-      const outcome = r.kind === 'payin' ? r.outcome : r.state.outcome;
-      // A pay-in's failure carries no payment to compare; a payout's outcome must be of its amount.
-      const fits =
-        outcome?.amount === undefined ||
-        outcome.amount === r.txn.amount ||
-        (r.kind === 'payin' && outcome.status === 'FAILED');
-      const reversed = r.kind === 'payout' && r.state.reversed;
-      if (outcome && fits && !reversed && named.get(r.txn.payment_id) === 1)
-        plain.push({ report: r, outcome });
-      else rest.push(r);
-    }
+    const { plain, rest } = partition(reports);
     const settled = await this.finality.settleManyIn(
       s.tx,
       plain.map(({ report, outcome }) => ({
@@ -123,10 +87,10 @@ export class ChannelOutcomes {
       })),
     );
     for (const [i, done] of settled.entries()) {
-      const r = plain[i]!.report;
+      const { report: r, outcome } = plain[i]!;
       if (done) s.settled.push(done);
-      else if (r.kind === 'payin') await this.afterFinal(s, r.txn, plain[i]!.outcome);
-      else await this.payoutAfterFinal(s, r.txn, r.state, r.source);
+      else if (r.kind === 'payin') await this.afterFinal.payin(s, r.txn, outcome);
+      else await this.afterFinal.payout(s, r.txn, r.state, r.source);
     }
     for (const r of rest) {
       if (r.kind === 'payin') await this.payinIn(s, r.txn, r.outcome, r.source);
@@ -136,188 +100,47 @@ export class ChannelOutcomes {
 
   /**
    * A payout's state: its outcome settles it when it is not final yet; one that finds it final is
-   * weighed against what was recorded (`payoutAfterFinal`). An amount that differs or cannot be read
-   * changes nothing and is kept as an exception: false then (the caller polls it with backoff).
+   * weighed against what was recorded (`AfterFinal.payout`). An amount that differs or cannot be
+   * read changes nothing and is kept as an exception: false then (the caller polls it with backoff).
    */
   async payoutIn(s: Scope, txn: TransactionRow, state: PayoutState, source: string): Promise<boolean> {
     const outcome = state.outcome;
     if (!outcome) return true;
     if (outcome.amount !== undefined && outcome.amount !== txn.amount) {
-      await this.exception(
-        s,
-        txn,
-        'amount_mismatch',
-        outcome.reference || txn.payment_id,
-        outcome.amount,
-        `the channel reports ${paiseText(outcome.amount)} ${state.reversed ? 'REVERSED' : outcome.status} for a payout of ${formatAmount(txn.amount)}`,
-      );
+      await this.exceptions.of(s, txn, {
+        kind: 'amount_mismatch',
+        reference: outcome.reference || txn.payment_id,
+        amount: outcome.amount,
+        detail: `the channel reports ${paiseText(outcome.amount)} ${state.reversed ? 'REVERSED' : outcome.status} for a payout of ${formatAmount(txn.amount)}`,
+      });
       return false;
     }
     // A REVERSED with no SUCCESS recorded fails the payout: the money never reached the beneficiary.
     if (await this.settle(s, txn, outcome, state.reversed ? `${source}:reversed` : source)) return true;
-    await this.payoutAfterFinal(s, txn, state, source);
+    await this.afterFinal.payout(s, txn, state, source);
     return true;
   }
 
   /**
-   * A payout's outcome that found it final already. After SUCCESS: a reversal returns the money
-   * and tells the merchant; a failure is an exception. After FAILED (the hold went back to the
-   * merchant): a SUCCESS means the money left after all: an exception, and the amount is journaled
-   * as owed by the merchant (`external:receivable`); a REVERSED is an exception and, if such a
-   * SUCCESS was journaled, cancels that debt. Each is applied once: the exception's insert is the
-   * guard, and the payout's row is locked first, so that a SUCCESS and a REVERSED applied at once
-   * see each other.
-   */
-  private async payoutAfterFinal(
-    s: Scope,
-    txn: TransactionRow,
-    state: PayoutState,
-    source: string,
-  ): Promise<void> {
-    const outcome = state.outcome!;
-    const now = await s.tx
-      .updateTable('transactions')
-      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-      .where('payment_id', '=', txn.payment_id)
-      .returningAll()
-      .executeTakeFirst();
-    if (!now) return;
-    const id = txn.payment_id;
-    const money = {
-      kind: 'payout' as const,
-      merchantId: now.merchant_id,
-      currency: now.currency,
-      amount: now.amount,
-      paymentId: id,
-    };
-    if (now.status === 'SUCCESS') {
-      if (state.reversed) {
-        const reversed = await this.finality.reverseIn(s.tx, id, source);
-        if (!reversed) return;
-        s.settled.push(reversed);
-        await this.exception(
-          s,
-          now,
-          'reversal',
-          id,
-          now.amount,
-          `the payout's ${formatAmount(now.amount)} came back after SUCCESS (utr ${now.utr || 'none'}) and is available again`,
-        );
-      } else if (outcome.status === 'FAILED')
-        await this.exception(
-          s,
-          now,
-          'status_mismatch',
-          id,
-          now.amount,
-          'the channel reports FAILED for a payout recorded SUCCESS',
-        );
-      return;
-    }
-    if (now.status !== 'FAILED') return;
-    if (state.reversed) {
-      const opened = await this.exception(
-        s,
-        now,
-        'reversal_after_failed',
-        id,
-        now.amount,
-        'the channel reports REVERSED for a payout recorded FAILED',
-      );
-      if (opened === null) return;
-      await insertEvents(
-        s.tx,
-        [{ paymentId: id, status: 'FAILED', source: `${source}:reversed` }],
-        this.now(),
-      );
-      const owed = await s.tx
-        .selectFrom('channel_exceptions')
-        .select('id')
-        .where('kind', '=', 'payout_after_failed')
-        .where('provider', '=', now.channel)
-        .where('reference', '=', id)
-        .where('holds', '=', 'receivable')
-        .executeTakeFirst();
-      if (owed) await receivableReversed(s.tx, Number(owed.id), this.now());
-    } else if (outcome.status === 'SUCCESS') {
-      // A REVERSED seen first (it failed the payout, or came after FAILED) means the money came back.
-      const holds = (await reversalSeen(s.tx, id)) ? null : 'receivable';
-      const opened = await this.exception(
-        s,
-        now,
-        'payout_after_failed',
-        id,
-        now.amount,
-        `the channel paid ${formatAmount(now.amount)} (utr ${outcome.utr || 'none'}) for a payout recorded FAILED, whose hold went back to the merchant`,
-        { holds },
-      );
-      if (opened !== null && holds) await paidAfterFailed(s.tx, money, this.now());
-    }
-  }
-
-  /**
-   * A refund's state: its outcome settles it when it is not final yet. An amount that differs or
-   * cannot be read changes nothing and is an exception (false: the caller polls it with backoff);
-   * an outcome that contradicts the final status recorded is an exception too. A SUCCESS after
-   * FAILED (the hold went back to the merchant, but the customer was paid) is owed by the merchant,
-   * as a payout's is: `refund_after_failed`, journaled once to `external:receivable`.
+   * A refund's state: its outcome settles it when it is not final yet; one that finds it final is
+   * weighed against what was recorded (`AfterFinal.refund`). An amount that differs or cannot be
+   * read changes nothing and is an exception (false: the caller polls it with backoff).
    */
   refund(txn: TransactionRow, state: RefundState, source: string): Promise<boolean> {
     return this.within(async (s) => {
       const outcome = state.outcome;
       if (!outcome) return true;
       if (outcome.amount !== undefined && outcome.amount !== txn.amount) {
-        await this.exception(
-          s,
-          txn,
-          'amount_mismatch',
-          outcome.reference || txn.payment_id,
-          outcome.amount,
-          `the channel reports ${paiseText(outcome.amount, outcome.amountText)} ${outcome.status} for a refund of ${formatAmount(txn.amount)}`,
-          { amountText: outcome.amountText },
-        );
+        await this.exceptions.of(s, txn, {
+          kind: 'amount_mismatch',
+          reference: outcome.reference || txn.payment_id,
+          amount: outcome.amount,
+          detail: `the channel reports ${paiseText(outcome.amount, outcome.amountText)} ${outcome.status} for a refund of ${formatAmount(txn.amount)}`,
+          amountText: outcome.amountText,
+        });
         return false;
       }
-      if (await this.settle(s, txn, outcome, source)) return true;
-      // Locked (on PostgreSQL), so that two reports of a SUCCESS after FAILED see each other.
-      const now = await s.tx
-        .updateTable('transactions')
-        .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-        .where('payment_id', '=', txn.payment_id)
-        .returning('status')
-        .executeTakeFirst();
-      // A refund of money in suspense (no pay-in) has no merchant to owe it: a status_mismatch.
-      if (now?.status === 'FAILED' && outcome.status === 'SUCCESS' && txn.refund_of) {
-        const opened = await this.exception(
-          s,
-          txn,
-          'refund_after_failed',
-          txn.payment_id,
-          txn.amount,
-          `the channel paid the customer ${formatAmount(txn.amount)} (utr ${outcome.utr || 'none'}) for a refund recorded FAILED, whose hold went back to the merchant`,
-          { holds: 'receivable' },
-        );
-        if (opened !== null)
-          await paidAfterFailed(
-            s.tx,
-            {
-              kind: 'refund',
-              merchantId: txn.merchant_id,
-              currency: txn.currency,
-              amount: txn.amount,
-              paymentId: txn.payment_id,
-            },
-            this.now(),
-          );
-      } else if ((now?.status === 'SUCCESS' || now?.status === 'FAILED') && now.status !== outcome.status)
-        await this.exception(
-          s,
-          txn,
-          'status_mismatch',
-          txn.payment_id,
-          txn.amount,
-          `the channel reports ${outcome.status} for a refund recorded ${now.status}`,
-        );
+      if (!(await this.settle(s, txn, outcome, source))) await this.afterFinal.refund(s, txn, outcome);
       return true;
     });
   }
@@ -339,45 +162,18 @@ export class ChannelOutcomes {
   /** A transaction not final long after it was created. */
   async stuck(txn: TransactionRow, ageS: number): Promise<void> {
     await this.within((s) =>
-      this.exception(
-        s,
-        txn,
-        'stuck',
-        txn.payment_id,
-        txn.amount,
-        `still ${txn.status} ${Math.floor(ageS / 3600)} h after it was created`,
-      ),
+      this.exceptions.of(s, txn, {
+        kind: 'stuck',
+        reference: txn.payment_id,
+        amount: txn.amount,
+        detail: `still ${txn.status} ${Math.floor(ageS / 3600)} h after it was created`,
+      }),
     );
   }
 
-  /**
-   * Something a channel reported that names no transaction of this gateway: a notification for an
-   * unknown reference, Cashfree's LOW_BALANCE_ALERT. A customer's payment among them (it carries an
-   * amount) is money in suspense, kept with the merchant whose UPI id it was paid to, if any.
-   */
-  async untied(s: Scope, e: Untied): Promise<void> {
-    const merchant = e.vpa
-      ? await s.tx
-          .selectFrom('merchants')
-          .select('id')
-          .where(sql<string>`lower(vpa)`, '=', e.vpa.toLowerCase())
-          .executeTakeFirst()
-      : undefined;
-    const id = await recordException(
-      s.tx,
-      {
-        kind: e.kind,
-        provider: e.provider,
-        paymentId: null,
-        merchantId: merchant?.id ?? null,
-        reference: e.reference,
-        amount: e.amount,
-        detail: e.detail,
-        holds: e.payment ? 'suspense' : null,
-      },
-      this.now(),
-    );
-    if (id !== null && e.payment) await this.unmatched?.suspended(s.tx, id);
+  /** Something a channel reported that names no transaction of this gateway (`OutcomeExceptions.untied`). */
+  untied(s: Scope, e: Untied): Promise<void> {
+    return this.exceptions.untied(s, e);
   }
 
   private async settle(
@@ -390,64 +186,31 @@ export class ChannelOutcomes {
     if (settled) s.settled.push(settled);
     return settled !== null;
   }
+}
 
-  /**
-   * Records an exception once; its id when this call opened it, else null. An exception that holds
-   * customers' money (`holds: 'suspense'`, with an amount that could be read) journals it into suspense.
-   */
-  private async exception(
-    s: Scope,
-    txn: TransactionRow,
-    kind: ExceptionKind,
-    reference: string,
-    amount: number | null,
-    detail: string,
-    opts: { amountText?: string; holds?: ExceptionHolds | null } = {},
-  ): Promise<number | null> {
-    // An amount the provider sent that could not be read is no amount (its text is in the detail).
-    const unreadable = amount !== null && amount < 0;
-    const id = await recordException(
-      s.tx,
-      {
-        kind,
-        provider: txn.channel,
-        paymentId: txn.payment_id,
-        merchantId: txn.merchant_id,
-        currency: txn.currency,
-        reference,
-        amount: unreadable ? null : amount,
-        amountText: unreadable ? (opts.amountText ?? 'unreadable') : null,
-        detail,
-        holds: opts.holds ?? null,
-      },
-      this.now(),
-    );
-    if (id !== null && opts.holds === 'suspense' && !unreadable && amount !== null)
-      await this.unmatched?.suspended(s.tx, id);
-    return id;
+/**
+ * Splits reports into plain final outcomes, which settle in one batch, and the rest. A pay-in's
+ * failure carries no payment to compare; a payout's outcome must be of its amount.
+ */
+function partition(reports: Report[]): {
+  plain: { report: Report; outcome: FinalOutcome }[];
+  rest: Report[];
+} {
+  const named = new Map<string, number>();
+  for (const r of reports) named.set(r.txn.payment_id, (named.get(r.txn.payment_id) ?? 0) + 1);
+  const plain: { report: Report; outcome: FinalOutcome }[] = [];
+  const rest: Report[] = [];
+  for (const r of reports) {
+    const outcome = r.kind === 'payin' ? r.outcome : r.state.outcome;
+    const fits =
+      outcome?.amount === undefined ||
+      outcome.amount === r.txn.amount ||
+      (r.kind === 'payin' && outcome.status === 'FAILED');
+    const reversed = r.kind === 'payout' && r.state.reversed;
+    if (outcome && fits && !reversed && named.get(r.txn.payment_id) === 1) plain.push({ report: r, outcome });
+    else rest.push(r);
   }
-}
-
-/** What `untied` records. `payment`: it is a customer's payment (money in suspense); `vpa`: the UPI id it was paid to. */
-export interface Untied {
-  kind: 'unknown_reference' | 'low_balance';
-  provider: string;
-  reference: string;
-  amount: number | null;
-  detail: string;
-  payment?: boolean;
-  vpa?: string;
-}
-
-/** Whether the payout's history holds a REVERSED the channel reported. */
-async function reversalSeen(tx: Kysely<Tables>, paymentId: string): Promise<boolean> {
-  const row = await tx
-    .selectFrom('transaction_events')
-    .select('id')
-    .where('payment_id', '=', paymentId)
-    .where('source', 'like', '%:reversed')
-    .executeTakeFirst();
-  return row !== undefined;
+  return { plain, rest };
 }
 
 function paiseText(paise: number, providerText?: string): string {

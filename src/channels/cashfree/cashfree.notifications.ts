@@ -1,0 +1,82 @@
+/**
+ * Cashfree Payouts' webhooks: signed over the timestamp and the raw body
+ * (`cashfree.signature.ts`), with no event id of their own (a retry is the same body). The types
+ * that end a transfer are read as its state (`cashfreeState`); LOW_BALANCE_ALERT warns of
+ * Paygate's own balance; other types (CREDIT_CONFIRMATION, BENEFICIARY_INCIDENT, …) report nothing.
+ */
+import { formatAmount } from '../../money.ts';
+import { fieldText, objectField } from '../body-fields.ts';
+import { rupeesToPaise } from '../channel-http.ts';
+import type {
+  NotificationHeaders,
+  NotificationIdentity,
+  NotificationReader,
+  Notice,
+} from '../notification-reader.ts';
+import { cashfreeState } from './cashfree.channel.ts';
+import { verifyCashfree } from './cashfree.signature.ts';
+
+/** Cashfree's webhook types that end a transfer, and the status each stands for. */
+const CASHFREE_TYPES: Record<string, string> = {
+  TRANSFER_SUCCESS: 'SUCCESS',
+  TRANSFER_ACKNOWLEDGED: 'SUCCESS',
+  TRANSFER_FAILED: 'FAILED',
+  TRANSFER_REJECTED: 'REJECTED',
+  TRANSFER_MANUALLY_REJECTED: 'MANUALLY_REJECTED',
+  TRANSFER_REVERSED: 'REVERSED',
+};
+
+export class CashfreeNotifications implements NotificationReader {
+  readonly provider = 'cashfree';
+  readonly label = 'Cashfree';
+  readonly title = 'Cashfree Payouts';
+  readonly accepting: boolean;
+
+  /** `secret`: CASHFREE_WEBHOOK_SECRET, or null when Cashfree is off. */
+  constructor(private readonly secret: string | null) {
+    this.accepting = secret !== null;
+  }
+
+  verify(raw: Buffer, headers: NotificationHeaders, now: number): boolean {
+    return (
+      this.secret !== null &&
+      verifyCashfree(raw, headers['x-webhook-timestamp'], headers['x-webhook-signature'], this.secret, now)
+    );
+  }
+
+  identify(body: Record<string, unknown>): NotificationIdentity {
+    const data = objectField(body.data);
+    return {
+      eventId: null,
+      named: fieldText(data.transfer_id),
+      reference: fieldText(data.cf_transfer_id),
+      type: fieldText(body.type),
+    };
+  }
+
+  read(body: Record<string, unknown>): Notice | null {
+    const data = objectField(body.data);
+    const type = fieldText(body.type);
+    if (type === 'LOW_BALANCE_ALERT') {
+      const balance = rupeesToPaise(data.current_balance ?? data.balance);
+      return {
+        kind: 'low_balance',
+        reference:
+          `${fieldText(body.event_time) || fieldText(data.alert_time)}`.slice(0, 100) || 'low_balance',
+        amount: balance,
+        detail: `Cashfree reports a low balance${balance === null ? '' : ` (${formatAmount(balance)})`}: payouts may be refused`,
+      };
+    }
+    const status = Object.hasOwn(CASHFREE_TYPES, type) ? CASHFREE_TYPES[type] : undefined;
+    const state = status ? cashfreeState({ ...data, status }) : null;
+    if (!state) return null;
+    const named = fieldText(data.transfer_id);
+    return {
+      kind: 'transfer',
+      named,
+      state,
+      reference: fieldText(data.cf_transfer_id) || named,
+      subject: `${type} for transfer "${named.slice(0, 64)}"`,
+    };
+  }
+}
