@@ -1,7 +1,8 @@
 /**
  * The background worker for transactions that wait on time: pay-ins that expire, payouts and
  * refunds to be handed to their channel, payouts and refunds whose outcome is due. It claims due rows with a lease (so that
- * several processes on one PostgreSQL never work on the same row), calls the channel outside any
+ * several processes on one PostgreSQL never work on the same row), runs each kind's step
+ * (`payin.step.ts`, `payout.step.ts`, `refund.step.ts`), which calls the channel outside any
  * database transaction, and records what came back. A payout left PENDING or PROCESSING by a
  * process that stopped is claimed again once its lease has run out.
  *
@@ -12,7 +13,7 @@
  * failed for the outage is given back then, instead of staying leased until its lease runs out.
  */
 import type { Database } from '../db/database.ts';
-import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
+import { ChannelFailure, type Channel } from '../channels/channel.ts';
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
 import { deleteOpening, OPENING, type TransactionRow } from '../transactions/transactions.repository.ts';
@@ -34,8 +35,10 @@ import { isUnavailableError } from '../db/errors.ts';
 import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
 import type { FinalityService } from '../finality/finality.service.ts';
+import { payinStep } from './payin.step.ts';
+import { payoutStep } from './payout.step.ts';
 import { refundStep } from './refund.step.ts';
-import { sendOnce } from './send-once.ts';
+import type { StepDeps } from './step.ts';
 
 const BATCH = 100;
 /** How often the channels of open transactions are looked for (those this process has not configured). */
@@ -379,18 +382,10 @@ export class TransactionWorker {
       const ageMs = this.now - row.created_at;
       if (channel.live && ageMs >= this.options.stuckAfterMs)
         await this.options.outcomes.stuck(row, ageMs / 1000);
-      if (row.kind === 'payin') await this.payin(row, channel);
-      else if (row.kind === 'refund')
-        await refundStep(row, channel, step, {
-          database: this.database,
-          finality: this.finality,
-          outcomes: this.options.outcomes,
-          now: () => this.now,
-          send: this.sendContext(channel, 'refund'),
-          accepted: (a) => this.processing.submit(a),
-          pollAgain: (r) => this.polled.submit(r),
-        });
-      else await this.payout(row, channel, step);
+      const deps = this.deps(row, channel);
+      if (row.kind === 'payin') await payinStep(row, channel, deps);
+      else if (row.kind === 'refund') await refundStep(row, channel, step, deps);
+      else await payoutStep(row, channel, step, deps);
     } catch (err) {
       const failure = err instanceof ChannelFailure ? err : null;
       const log = {
@@ -427,126 +422,24 @@ export class TransactionWorker {
     }
   }
 
-  /**
-   * A pay-in due: at its expiry, closed at the channel (a payment found then wins) and otherwise
-   * FAILED, but kept PENDING while a payment the customer started is in progress, until that
-   * payment is final or CHANNEL_STUCK_AFTER_S has passed; before its expiry, the channel asked
-   * whether it was paid (no notification came).
-   */
-  private async payin(row: TransactionRow, channel: Channel): Promise<void> {
-    const open = { paymentId: row.payment_id, channelTxnId: row.channel_txn_id, amount: row.amount };
-    const expired = this.now >= (row.expires_at ?? 0);
-    if (expired) {
-      const ageMs = this.now - row.created_at;
-      if (channel.live) {
-        const outcome = await channel.closePayin(open, { stuck: ageMs >= this.options.stuckAfterMs });
-        if (outcome === null) {
-          await this.pollAgain(row, this.now + channel.pollDelayMs('payin', ageMs));
-          return;
-        }
-        if (outcome.status === 'SUCCESS')
-          await this.options.outcomes.payin(row, outcome, `expiry:${channel.name}`);
-      }
-      // Still PENDING (nothing paid it, or what came is an exception): it ran out of time.
-      await this.finality.settle(row.payment_id, { status: 'FAILED', utr: '', channelTxnId: '' }, 'expiry');
-      return;
-    }
-    const outcome = await channel.payinOutcome(open);
-    if (outcome) {
-      await this.options.outcomes.payin(row, outcome, `poll:${channel.name}`);
-      return;
-    }
-    const next = this.now + channel.pollDelayMs('payin', this.now - row.created_at);
-    await this.pollAgain(row, Math.min(row.expires_at ?? next, next));
-  }
-
-  /** Gives `row` back to be asked about again at `nextActionAt`, with the others given back meanwhile. */
-  private pollAgain(row: TransactionRow, nextActionAt: number): Promise<void> {
-    return this.polled.submit({ paymentId: row.payment_id, nextActionAt, status: row.status });
-  }
-
-  /**
-   * A payout due: handed to its channel exactly once (PENDING, `sendOnce`), or asked about
-   * (PROCESSING). It is FAILED only on the channel's own word: a read or a notification, or a
-   * refusal of its first send; any refusal after that means "read it".
-   */
-  private async payout(row: TransactionRow, channel: Channel, step: { sent: boolean }): Promise<void> {
-    const submission = {
-      paymentId: row.payment_id,
-      amount: row.amount,
-      currency: row.currency,
-      receiver: {
-        name: row.receiver_name ?? '',
-        accountNo: row.receiver_account_no ?? '',
-        ifsc: row.receiver_ifsc ?? '',
-      },
-    };
-    // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
-    const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
-    if (row.status !== 'PENDING') {
-      const state = await channel.readPayout(inFlight);
-      const settled =
-        state?.outcome && (await this.options.outcomes.payout(row, state, `channel:${channel.name}`));
-      if (!settled) await this.pollAgain(row, this.pollAt(row, channel));
-      return;
-    }
-    const sent = await sendOnce<PayoutState>(
-      row,
-      {
-        read: () => channel.readPayout(inFlight),
-        send: (notAfter) => channel.submitPayout({ ...submission, notAfter }),
-        accountRefused: (err) =>
-          this.options.outcomes.accountRefused(
-            channel.name,
-            err.code,
-            `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
-          ),
-      },
-      this.sendContext(channel, 'payout'),
-      step,
-    );
-    if (!sent) return;
-    if ('rejected' in sent) {
-      await this.finality.settle(
-        row.payment_id,
-        { status: 'FAILED', utr: '', channelTxnId: '' },
-        `channel:${channel.name}:rejected:${sent.rejected}`,
-      );
-      return;
-    }
-    return this.accepted(row, channel, sent.state);
-  }
-
-  /** What `sendOnce` needs of this worker: CHANNEL_POLL_MS is the gap between the two reads that allow a second send. */
-  private sendContext(channel: Channel, kind: 'payout' | 'refund') {
+  /** What the step of `row`, on `channel`, is given. */
+  private deps(row: TransactionRow, channel: Channel): StepDeps {
+    const { database, options } = this;
+    const now = () => this.now;
     return {
-      db: this.database.db,
-      now: () => this.now,
-      readGap: channel.pollDelayMs(kind, 0),
-      inTransitMs: channel.inTransitMs,
-      leaseMs: this.options.leaseMs,
+      database,
+      finality: this.finality,
+      outcomes: options.outcomes,
+      now,
+      stuckAfterMs: options.stuckAfterMs,
+      // Read when a payout or refund is handed over: CHANNEL_POLL_MS is the gap between the two
+      // reads that allow a second send.
+      get send() {
+        const readGap = channel.pollDelayMs(row.kind, 0);
+        return { db: database.db, now, readGap, inTransitMs: channel.inTransitMs, leaseMs: options.leaseMs };
+      },
+      accepted: (a) => this.processing.submit(a),
+      pollAgain: (r) => this.polled.submit(r),
     };
-  }
-
-  /** When to ask about a payout again: the channel's poll delay by the payout's age, growing as it ages. */
-  private pollAt(row: TransactionRow, channel: Channel): number {
-    return this.now + channel.pollDelayMs('payout', this.now - row.created_at);
-  }
-
-  /**
-   * A payout the channel has: final already, or recorded PROCESSING to be asked about later. A first
-   * answer kept as an exception (an amount that does not fit) is PROCESSING too, asked about with backoff.
-   */
-  private async accepted(row: TransactionRow, channel: Channel, state: PayoutState): Promise<void> {
-    const settled =
-      state.outcome !== null && (await this.options.outcomes.payout(row, state, `channel:${channel.name}`));
-    if (settled) return;
-    // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
-    // for another payout must not keep this one PENDING while its lease runs down.
-    await this.processing.submit({
-      paymentId: row.payment_id,
-      channelTxnId: state.channelTxnId,
-      nextActionAt: state.outcome ? this.pollAt(row, channel) : this.now + channel.pollDelayMs('payout', 0),
-    });
   }
 }
