@@ -1,7 +1,8 @@
 /**
  * Delivers the callback outbox (docs/integration.md §5). Runs in every serving process: it claims due
  * deliveries with a lease, sends each outside any database transaction, records the attempt and
- * releases the row, with at most `callbackConcurrency` sends in flight.
+ * releases the row, with at most `callbackConcurrency` sends in flight. It is a kind of work of the
+ * claim loop (`claim-loop.ts`), with the outbox as its one partition.
  *
  * Promptness: a final status wakes the dispatcher of its own process at once (`wake`, called from
  * `finality.onFinal`); on PostgreSQL a NOTIFY wakes the others when this one cannot take the work
@@ -22,11 +23,11 @@
  */
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
+import type { Claim } from '../db/claim.ts';
 import type { Database } from '../db/database.ts';
 import { isUnavailableError } from '../db/errors.ts';
-import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
+import { RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import { LostClaims } from '../db/claim.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
 import { VERSION } from '../version.ts';
 import { CallbackSender, type AttemptResult } from '../callbacks/callback.sender.ts';
@@ -45,6 +46,7 @@ import {
 } from '../callbacks/deliveries.repository.ts';
 import { listenForQueued, notifyQueued } from '../callbacks/queue-signal.ts';
 import { callbackHeaders, type SigningSecrets } from '../callbacks/standard-webhooks.ts';
+import { ClaimLoop, type ClaimWork } from './claim-loop.ts';
 
 export interface DispatcherLogger {
   info(obj: object, msg: string): void;
@@ -60,8 +62,14 @@ export interface DispatcherOptions {
 
 /** Time, beyond the callback timeout, for recording an attempt before its lease runs out. */
 const LEASE_MARGIN_MS = 5000;
-/** The shortest sleep between rounds, so that a row that looks due but cannot be claimed never spins. */
-const MIN_SLEEP_MS = 20;
+/** The outbox is claimed as one partition. */
+const OUTBOX = 'outbox';
+
+/** A claimed delivery and the secrets that sign it (none when its merchant is gone). */
+interface Claimed {
+  row: DeliveryRow;
+  secret: SigningSecrets | undefined;
+}
 
 export class CallbackDispatcher {
   private readonly now: () => number;
@@ -69,20 +77,8 @@ export class CallbackDispatcher {
   private readonly leaseMs: number;
   /** Attempts that finish while others are being recorded are recorded together, in one transaction. */
   private readonly recorder: BatchQueue<AttemptRecord, boolean>;
+  private readonly loop: ClaimLoop<Claimed>;
   private sender: CallbackSender | null = null;
-  private listener: { stop(): Promise<void> } | null = null;
-  private unsubscribe: (() => void) | null = null;
-  /** Records waiting for the database to be back; each is called once, when it is. */
-  private readonly waitingForStore = new Set<() => void>();
-  private readonly inFlight = new Set<Promise<void>>();
-  private round: Promise<void> | null = null;
-  private again = false;
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = true;
-  /** Aborted by stop(), to end the waits of records that are waiting for the database. */
-  private stopping = new AbortController();
-  private readonly storeDown: OutageLog;
-  private readonly lostClaims = new LostClaims();
 
   constructor(
     private readonly database: Database,
@@ -90,7 +86,6 @@ export class CallbackDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.now = options.now ?? Date.now;
-    this.storeDown = new OutageLog(options.logger, 'callback dispatcher', (err) => database.unavailable(err));
     this.leaseMs = config.callbackTimeoutMs + LEASE_MARGIN_MS;
     this.recorder = new BatchQueue((records) => recordAttempts(this.database.db, records));
     this.metrics = createCallbackMetrics(options.registry, async () => {
@@ -101,24 +96,21 @@ export class CallbackDispatcher {
         oldestDueAgeSeconds: q.oldestDueAt === null ? 0 : Math.max(0, at - q.oldestDueAt) / 1000,
       };
     });
+    this.loop = new ClaimLoop(database, this.work());
   }
 
   get running(): boolean {
-    return !this.stopped;
+    return this.loop.running;
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.stopping = new AbortController();
+    if (this.loop.running) return;
     this.sender = new CallbackSender({
       timeoutMs: this.config.callbackTimeoutMs,
       allowPrivate: this.config.allowPrivateCallbackUrls,
       userAgent: `paygate-callback/${VERSION}`,
     });
-    this.listener = listenForQueued(this.database, () => this.pump());
-    this.unsubscribe = this.database.onAvailable(() => this.storeBack());
-    this.pump();
+    this.loop.start();
   }
 
   /**
@@ -127,17 +119,8 @@ export class CallbackDispatcher {
    * out and the next claims record them as interrupted.
    */
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.stopping.abort();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    await this.listener?.stop();
-    this.listener = null;
-    await this.round;
-    await Promise.allSettled([...this.inFlight]);
+    if (!this.loop.running) return;
+    await this.loop.stop();
     await this.sender?.close();
     this.sender = null;
   }
@@ -147,119 +130,61 @@ export class CallbackDispatcher {
    * process has room; otherwise, on PostgreSQL, tells the other processes.
    */
   wake(): void {
-    if (!this.stopped && this.inFlight.size < this.config.callbackConcurrency) {
-      this.pump();
-      return;
-    }
-    notifyQueued(this.database).catch((err: unknown) =>
-      this.storeDown.failed(err, 'callback queue notify failed'),
-    );
+    if (this.loop.running && this.loop.heldBy(OUTBOX) < this.config.callbackConcurrency) this.loop.wake();
+    else this.loop.tellOthers();
   }
 
-  /** Runs a claiming round now, or right after the current one. */
-  private pump(): void {
-    if (this.stopped) return;
-    if (this.round) {
-      this.again = true;
-      return;
-    }
-    this.round = this.fill()
-      .then(() => this.storeDown.ok())
-      .catch((err: unknown) => {
-        this.storeDown.failed(err, 'claiming callback deliveries failed');
-        // The database's return wakes it (storeBack); this is for a return nobody else notices.
-        this.sleep(
-          this.storeDown.down
-            ? Math.min(this.config.workerPollMs, RECOVERY_CHECK_MS)
-            : this.config.workerPollMs,
-        );
-      })
-      .finally(() => {
-        this.round = null;
-        if (this.again) {
-          this.again = false;
-          this.pump();
-        }
-      });
+  /**
+   * The outbox as the claim loop's work: as many due deliveries claimed as there is room for, at
+   * most `callbackConcurrency` sends in flight; after a round, a sleep until the next is due.
+   */
+  private work(): ClaimWork<Claimed> {
+    const { database, config } = this;
+    return {
+      name: 'callback dispatcher',
+      logger: this.options.logger,
+      now: this.now,
+      pollMs: config.workerPollMs,
+      leaseMs: this.leaseMs,
+      signal: {
+        listen: (onSignal) => listenForQueued(database, onSignal),
+        notify: () => notifyQueued(database),
+      },
+      gatherMs: 0,
+      messages: {
+        claim: 'claiming callback deliveries failed',
+        giveBack: 'claiming callback deliveries failed',
+        notify: 'callback queue notify failed',
+      },
+      partitions: async () => [OUTBOX],
+      room: (held) => config.callbackConcurrency - held,
+      // Under load, claim in batches: wait until a quarter of the slots is free rather than
+      // paying a claim query for every finished send. Below that level every send claims again.
+      refill: (room) => room >= Math.max(1, Math.floor(config.callbackConcurrency / 4)),
+      claim: (_outbox, room, claim) => this.claim(room, claim),
+      giveBack: (lost) => giveBackDeliveries(database, lost),
+      key: (c) => c.row.id,
+      leaseUntil: (c) => c.row.lease_until,
+      handle: (c) =>
+        this.deliver(c.row, c.secret).catch((err: unknown) => {
+          // The lease runs out and the next claim records the attempt as interrupted.
+          this.loop.outage.failed(err, 'recording a callback attempt failed', {
+            delivery_id: c.row.id,
+            payment_id: c.row.payment_id,
+          });
+        }),
+      nextDue: () => nextClaimableAt(database.db),
+    };
   }
 
-  /** Claims as many due deliveries as there is room for and starts them; then sleeps until the next is due. */
-  private async fill(): Promise<void> {
-    await this.lostClaims.giveBack(this.now(), (claim) => giveBackDeliveries(this.database, claim));
-    for (;;) {
-      const room = this.config.callbackConcurrency - this.inFlight.size;
-      // A send that finishes pumps again, so a full dispatcher needs no timer.
-      if (this.stopped || room <= 0) return;
-      const claim = LostClaims.start(this.now(), this.leaseMs);
-      let rows: DeliveryRow[];
-      let secrets: Awaited<ReturnType<typeof webhookSecrets>>;
-      try {
-        rows = await claimDueDeliveries(this.database, claim.now, this.leaseMs, room, claim.owner);
-        secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
-      } catch (err) {
-        // Nothing of this claim was sent: its rows, if it took any, are given back when the database is.
-        this.lostClaims.failed(claim, err);
-        throw err;
-      }
-      for (const row of rows) this.launch(row, secrets.get(row.merchant_id));
-      if (rows.length < room) break;
-    }
-    // Another round follows at once (something was queued meanwhile); it will set the timer.
-    if (this.again) return;
-    const next = await nextClaimableAt(this.database.db);
-    const wait =
-      next === null ? this.config.workerPollMs : Math.min(this.config.workerPollMs, next - this.now());
-    this.sleep(wait);
-  }
-
-  /** The database answers again: what waited for it goes now. */
-  private storeBack(): void {
-    for (const resume of [...this.waitingForStore]) resume();
-    this.pump();
-  }
-
-  /** Resolves after `ms`, when the database is back, or when the dispatcher stops, whichever is first. */
-  private untilStoreBack(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const resume = () => {
-        clearTimeout(timer);
-        this.waitingForStore.delete(resume);
-        this.stopping.signal.removeEventListener('abort', resume);
-        resolve();
-      };
-      const timer = setTimeout(resume, ms);
-      this.waitingForStore.add(resume);
-      this.stopping.signal.addEventListener('abort', resume);
-    });
-  }
-
-  private sleep(ms: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.pump(), Math.max(MIN_SLEEP_MS, ms));
-    this.timer.unref();
-  }
-
-  private launch(row: DeliveryRow, secret: SigningSecrets | undefined): void {
-    const sending: Promise<void> = this.deliver(row, secret)
-      .catch((err: unknown) => {
-        // The lease runs out and the next claim records the attempt as interrupted.
-        this.storeDown.failed(err, 'recording a callback attempt failed', {
-          delivery_id: row.id,
-          payment_id: row.payment_id,
-        });
-      })
-      .finally(() => {
-        this.inFlight.delete(sending);
-        // Under load, claim in batches: wait until a quarter of the slots is free rather than
-        // paying a claim query for every finished send. Below that level every send pumps.
-        if (this.inFlight.size <= this.config.callbackConcurrency - this.claimBatch) this.pump();
-      });
-    this.inFlight.add(sending);
-  }
-
-  private get claimBatch(): number {
-    return Math.max(1, Math.floor(this.config.callbackConcurrency / 4));
+  /**
+   * Claims up to `room` due deliveries, with their merchants' secrets. A failure loses the claim:
+   * nothing of it was sent, and its rows, if it took any, are given back when the database is.
+   */
+  private async claim(room: number, claim: Claim): Promise<Claimed[]> {
+    const rows = await claimDueDeliveries(this.database, claim.now, this.leaseMs, room, claim.owner);
+    const secrets = await webhookSecrets(this.database.db, [...new Set(rows.map((r) => r.merchant_id))]);
+    return rows.map((row) => ({ row, secret: secrets.get(row.merchant_id) }));
   }
 
   private async deliver(row: DeliveryRow, secret: SigningSecrets | undefined): Promise<void> {
@@ -351,9 +276,11 @@ export class CallbackDispatcher {
           withLog = false;
           continue;
         }
-        if (!down || this.stopped) throw err;
-        this.storeDown.failed(err, 'recording a callback attempt failed', { delivery_id: record.deliveryId });
-        await this.untilStoreBack(Math.min(this.config.workerPollMs, RECOVERY_CHECK_MS));
+        if (!down || !this.loop.running) throw err;
+        this.loop.outage.failed(err, 'recording a callback attempt failed', {
+          delivery_id: record.deliveryId,
+        });
+        await this.loop.untilBack(Math.min(this.config.workerPollMs, RECOVERY_CHECK_MS));
       }
     }
   }

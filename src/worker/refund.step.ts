@@ -6,32 +6,17 @@
  * channel reports goes through `ChannelOutcomes.refund` (an amount that does not fit is an
  * exception, not an outcome).
  */
-import type { Database } from '../db/database.ts';
 import { unmatchedPayment } from '../exceptions/suspense-refunds.ts';
 import type { Channel, RefundState, RefundSubmission } from '../channels/channel.ts';
-import type { ChannelOutcomes } from '../live/outcomes.ts';
-import type { FinalityService } from '../finality/finality.service.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
-import type { Accepted, Rescheduled } from '../transactions/transaction-claims.repository.ts';
-import { sendOnce, type SendContext } from './send-once.ts';
-
-export interface RefundStepDeps {
-  database: Database;
-  finality: FinalityService;
-  outcomes: ChannelOutcomes;
-  now: () => number;
-  send: SendContext;
-  /** Records a refund the channel accepted as PROCESSING (batched with the worker's payouts). */
-  accepted(a: Accepted): Promise<void>;
-  /** Gives a refund asked about with no outcome yet back (batched with the worker's other polls). */
-  pollAgain(r: Rescheduled): Promise<void>;
-}
+import { sendOnce } from './send-once.ts';
+import type { StepDeps } from './step.ts';
 
 export async function refundStep(
   row: TransactionRow,
   channel: Channel,
   step: { sent: boolean },
-  d: RefundStepDeps,
+  d: StepDeps,
 ): Promise<void> {
   const rail = channel.refunds;
   if (!rail) throw new Error(`channel ${channel.name} makes no refunds`);

@@ -1,9 +1,11 @@
 /**
  * The background worker for transactions that wait on time: pay-ins that expire, payouts and
- * refunds to be handed to their channel, payouts and refunds whose outcome is due. It claims due rows with a lease (so that
- * several processes on one PostgreSQL never work on the same row), calls the channel outside any
- * database transaction, and records what came back. A payout left PENDING or PROCESSING by a
- * process that stopped is claimed again once its lease has run out.
+ * refunds to be handed to their channel, payouts and refunds whose outcome is due. It is a kind of
+ * work of the claim loop (`claim-loop.ts`): it claims due rows with a lease (so that several
+ * processes on one PostgreSQL never work on the same row), runs each kind's step (`payin.step.ts`,
+ * `payout.step.ts`, `refund.step.ts`), which calls the channel outside any database transaction,
+ * and records what came back. A payout left PENDING or PROCESSING by a process that stopped is
+ * claimed again once its lease has run out.
  *
  * Promptness: a payout created here wakes it at once (`created`); one created by a process whose
  * worker is not running wakes it through LISTEN/NOTIFY on PostgreSQL. While the database is
@@ -12,7 +14,7 @@
  * failed for the outage is given back then, instead of staying leased until its lease runs out.
  */
 import type { Database } from '../db/database.ts';
-import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
+import { ChannelFailure, type Channel } from '../channels/channel.ts';
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
 import { deleteOpening, OPENING, type TransactionRow } from '../transactions/transactions.repository.ts';
@@ -29,41 +31,52 @@ import {
   type Rescheduled,
 } from '../transactions/transaction-claims.repository.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import { LostClaims, type Claim } from '../db/claim.ts';
 import { isUnavailableError } from '../db/errors.ts';
-import { OutageLog, RECOVERY_CHECK_MS } from '../db/outage-log.ts';
 import { listenForWork, notifyWork } from './work-signal.ts';
 import type { FinalityService } from '../finality/finality.service.ts';
+import { ClaimLoop, type ClaimWork } from './claim-loop.ts';
+import { payinStep } from './payin.step.ts';
+import { payoutStep } from './payout.step.ts';
 import { refundStep } from './refund.step.ts';
-import { sendOnce } from './send-once.ts';
+import type { StepDeps } from './step.ts';
 
 const BATCH = 100;
 /** How often the channels of open transactions are looked for (those this process has not configured). */
 const OTHER_CHANNELS_MS = 60_000;
-/** How long after a wake-up a drain waiting for room looks at the other channels again. */
+/** How long after a wake-up a round waits while rows are in hand, so that the wake-ups within it share one look. */
 const NUDGE_MS = 20;
 
+/** What the transaction worker is built with, besides the database, its channels and finality. */
+export interface TransactionWorkerOptions {
+  pollMs: number;
+  now?: () => number;
+  logger: WorkerLogger;
+  outcomes: ChannelOutcomes;
+  /** Applies stored channel notifications that their request did not. */
+  notifications: NotificationService;
+  /** The channels whose transactions it works on (each is claimed on its own). */
+  channelNames: readonly string[];
+  /** CHANNEL_STUCK_AFTER_S in ms: a live transaction not final after it is an exception. */
+  stuckAfterMs: number;
+  /**
+   * How long a claimed transaction is this process's: longer than one step may take (three
+   * channel calls at most: a read, a submission, a read). Another process takes it up after.
+   */
+  leaseMs: number;
+}
+
+/** The transaction worker of one process; `app.ts` builds it, the server starts and stops it. */
 export class TransactionWorker {
+  private readonly loop: ClaimLoop<TransactionRow>;
   private readonly processing = new BatchQueue<Accepted, void>((batch) => this.recordAccepted(batch));
   /** Pay-ins and payouts asked about with no outcome yet, given back together (one statement for many). */
   private readonly polled = new BatchQueue<Rescheduled, void>(async (batch) => {
     await rescheduleMany(this.database.db, batch);
     return batch.map(() => undefined);
   });
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = true;
-  private readonly storeDown: OutageLog;
-  private readonly lostClaims = new LostClaims();
   private notificationsLookedAt = 0;
-  private listener: { stop(): Promise<void> } | null = null;
-  private unsubscribe: (() => void) | null = null;
   /** Rows claimed here whose step failed while the database was down: given back when it is back. */
   private readonly held = new Map<string, { lease: number; nextActionAt: number | null }>();
-  /** Ends the wait of a running drain for room (`untilRoom`): the worker is stopping, or work came. */
-  private interruptWait: (() => void) | null = null;
-  private nudging: NodeJS.Timeout | null = null;
   /** Channels that open transactions name and this process has not configured; when last looked for. */
   private otherChannels: string[] = [];
   private otherChannelsAt = -Infinity;
@@ -72,25 +85,9 @@ export class TransactionWorker {
     private readonly database: Database,
     private readonly channels: (name: string) => Channel | undefined,
     private readonly finality: FinalityService,
-    private readonly options: {
-      pollMs: number;
-      now?: () => number;
-      logger: WorkerLogger;
-      outcomes: ChannelOutcomes;
-      /** Applies stored channel notifications that their request did not. */
-      notifications: NotificationService;
-      /** The channels whose transactions it works on (each is claimed on its own). */
-      channelNames: readonly string[];
-      /** CHANNEL_STUCK_AFTER_S in ms: a live transaction not final after it is an exception. */
-      stuckAfterMs: number;
-      /**
-       * How long a claimed transaction is this process's: longer than one step may take (three
-       * channel calls at most: a read, a submission, a read). Another process takes it up after.
-       */
-      leaseMs: number;
-    },
+    private readonly options: TransactionWorkerOptions,
   ) {
-    this.storeDown = new OutageLog(options.logger, 'transaction worker', (err) => database.unavailable(err));
+    this.loop = new ClaimLoop(database, this.work());
   }
 
   private get now(): number {
@@ -98,23 +95,11 @@ export class TransactionWorker {
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.listener = listenForWork(this.database, () => this.wake());
-    this.unsubscribe = this.database.onAvailable(() => this.wake());
-    this.wake();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.interruptWait?.();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    await this.listener?.stop();
-    this.listener = null;
-    await this.running;
+    await this.loop.stop();
   }
 
   /**
@@ -122,127 +107,73 @@ export class TransactionWorker {
    * stopping, one that runs no worker), by the workers of the other processes on PostgreSQL.
    */
   created(): void {
-    if (!this.stopped) {
-      this.wake();
-      return;
-    }
-    notifyWork(this.database).catch((err: unknown) =>
-      this.storeDown.failed(err, 'notifying other workers of a payout failed'),
-    );
+    if (this.loop.running) this.loop.wake();
+    else this.loop.tellOthers();
   }
 
-  /** Looks for due work now (and again at `at`, when given). */
+  /** Looks for due work now (or at `at`, when given). */
   wake(at?: number): void {
-    if (this.stopped) return;
-    if (at !== undefined && at > this.now) {
-      setTimeout(() => this.wake(), at - this.now + 5).unref();
-      return;
-    }
-    if (this.running) {
-      this.again = true;
-      this.nudge();
-      return;
-    }
-    this.running = this.drain()
-      .then(() => undefined)
-      .finally(() => {
-        this.running = null;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.wake();
-        } else {
-          this.schedule(
-            this.storeDown.down ? Math.min(this.options.pollMs, RECOVERY_CHECK_MS) : this.options.pollMs,
-          );
-        }
-      });
+    if (at === undefined) this.loop.wake();
+    else this.loop.wakeAt(at);
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), ms);
-    this.timer.unref();
+  /** Works through what is due now, once, and waits for its steps; returns how many rows it claimed. */
+  drain(): Promise<number> {
+    return this.loop.drain();
   }
 
   /**
-   * Works through everything due now. Returns how many rows it handled. Each channel's due rows
-   * are claimed on their own, earliest due first, and at most BATCH of a channel's rows are in hand
-   * at once: a backlog on one channel (tens of thousands of pay-ins waiting on a provider's rate
-   * limit) never holds back another channel's payouts. More of a channel's rows are claimed as soon
-   * as half of those in hand are done, so that its throttle always has the next calls waiting (a
-   * batch finished to its slowest call before the next was claimed left every rate limit's second a
-   * claim and a call's time short); while every busy channel's hands are full, the others are looked
-   * at again when a payout or refund is created, and every poll interval. A row in hand is not
-   * claimed again here, even once its lease has run out: its step may still be reading or sending it.
+   * Transactions as the claim loop's work. Each channel's due rows are claimed on their own,
+   * earliest due first, and at most BATCH of a channel's rows are in hand at once: a backlog on one
+   * channel (tens of thousands of pay-ins waiting on a provider's rate limit) never holds back
+   * another channel's payouts. More of a channel's rows are claimed as soon as half of those in hand
+   * are done, so that its throttle always has the next calls waiting (a batch finished to its
+   * slowest call before the next was claimed left every rate limit's second a claim and a call's
+   * time short); while a channel's hands are full, the others are looked at again when a payout or
+   * refund is created, and every poll interval. A row in hand is not claimed again here, even once
+   * its lease has run out: its step may still be reading or sending it.
    */
-  async drain(): Promise<number> {
-    let handled = 0;
-    /** The rows whose steps are running, each with its lease and channel. */
-    const inHand = new Map<string, { step: Promise<void>; leaseUntil: number | null; channel: string }>();
-    const heldBy = (channel: string) => {
-      let n = 0;
-      for (const r of inHand.values()) if (r.channel === channel) n++;
-      return n;
+  private work(): ClaimWork<TransactionRow> {
+    const { database, options } = this;
+    return {
+      name: 'transaction worker',
+      logger: options.logger,
+      now: () => this.now,
+      pollMs: options.pollMs,
+      leaseMs: options.leaseMs,
+      signal: { listen: (onSignal) => listenForWork(database, onSignal), notify: () => notifyWork(database) },
+      gatherMs: NUDGE_MS,
+      messages: {
+        claim: 'claiming due transactions failed',
+        giveBack: 'giving back transactions claimed before an outage failed',
+        notify: 'notifying other workers of a payout failed',
+      },
+      partitions: () => this.channelsToClaim(),
+      room: (held) => (held > BATCH / 2 ? 0 : BATCH - held),
+      refill: (room, more) => more && room > 0,
+      only: (channel) => ({ column: 'channel', value: channel }),
+      claim: (channel, room, claim, expired) =>
+        claimDueTransactions(database, channel, claim.now, options.leaseMs, room, claim.owner, expired),
+      giveBack: (lost) => giveBackTransactions(database, lost),
+      giveBackHeld: () => this.giveBackHeld(),
+      key: (row) => row.payment_id,
+      leaseUntil: (row) => row.lease_until,
+      handle: (row) => this.handle(row),
+      afterRound: () => this.applyNotifications(),
     };
-    // A drain called on a worker that is not running (a test's own clock) makes one round.
-    const stopping = this.stopped ? () => false : () => this.stopped;
-    try {
-      const channels = await this.channelsToClaim();
-      for (;;) {
-        if (stopping() || !(await this.giveBack())) break;
-        /** Whether a channel may have more due than it had room for. */
-        let more = false;
-        for (const channel of channels) {
-          if (stopping()) break;
-          const room = BATCH - heldBy(channel);
-          if (room < BATCH / 2) {
-            more = true;
-            continue;
-          }
-          const rows = await this.claim(channel, room, inHand);
-          if (rows === null) return handled;
-          for (const row of rows)
-            inHand.set(row.payment_id, {
-              step: this.handle(row).finally(() => inHand.delete(row.payment_id)),
-              leaseUntil: row.lease_until,
-              channel,
-            });
-          handled += rows.length;
-          if (rows.length === room) more = true;
-        }
-        if (!more || this.stopped) break;
-        const full = channels.filter((c) => heldBy(c) > BATCH / 2);
-        if (full.length > 0) await this.untilRoom(inHand, full, heldBy);
-      }
-    } finally {
-      await Promise.all([...inHand.values()].map((r) => r.step));
-    }
-    // Stored notifications wait only after a failure or a crash: looked for once a poll interval, not
-    // on every wake-up (a busy gateway wakes the worker for every payout it creates).
-    if (this.now - this.notificationsLookedAt >= this.options.pollMs) {
-      this.notificationsLookedAt = this.now;
-      try {
-        while ((await this.options.notifications.applyDue(BATCH)) === BATCH && !this.stopped);
-      } catch (err) {
-        this.storeDown.failed(err, 'applying stored channel notifications failed');
-      }
-    }
-    return handled;
   }
 
   /**
-   * Gives back what an outage left: the rows held since, and the claims whose answer was lost.
-   * False when the database failed again (reported).
+   * Stored notifications wait only after a failure or a crash: looked for once a poll interval, not
+   * on every wake-up (a busy gateway wakes the worker for every payout it creates).
    */
-  private async giveBack(): Promise<boolean> {
+  private async applyNotifications(): Promise<void> {
+    if (this.now - this.notificationsLookedAt < this.options.pollMs) return;
+    this.notificationsLookedAt = this.now;
     try {
-      await this.giveBackHeld();
-      await this.lostClaims.giveBack(this.now, (lost) => giveBackTransactions(this.database, lost));
-      return true;
+      while ((await this.options.notifications.applyDue(BATCH)) === BATCH && this.loop.running);
     } catch (err) {
-      this.storeDown.failed(err, 'giving back transactions claimed before an outage failed');
-      return false;
+      this.loop.outage.failed(err, 'applying stored channel notifications failed');
     }
   }
 
@@ -258,83 +189,10 @@ export class TransactionWorker {
         this.otherChannels = open.filter((c) => !this.options.channelNames.includes(c));
         this.otherChannelsAt = this.now;
       } catch (err) {
-        this.storeDown.failed(err, 'looking for the channels of open transactions failed');
+        this.loop.outage.failed(err, 'looking for the channels of open transactions failed');
       }
     }
     return [...this.options.channelNames, ...this.otherChannels];
-  }
-
-  /**
-   * Ends a running drain's wait for room soon (`untilRoom`): a payout or refund was created, and the
-   * channels that have room are claimed again. Wake-ups within NUDGE_MS share one look.
-   */
-  private nudge(): void {
-    if (!this.interruptWait || this.nudging) return;
-    this.nudging = setTimeout(() => {
-      this.nudging = null;
-      this.interruptWait?.();
-    }, NUDGE_MS);
-    this.nudging.unref();
-  }
-
-  /** Claims up to `room` of `channel`'s due rows; null when the database failed (reported). */
-  private async claim(
-    channel: string,
-    room: number,
-    inHand: Map<string, { leaseUntil: number | null; channel: string }>,
-  ): Promise<TransactionRow[] | null> {
-    let claim: Claim | null = null;
-    try {
-      claim = {
-        ...LostClaims.start(this.now, this.options.leaseMs),
-        only: { column: 'channel', value: channel },
-      };
-      const rows = await claimDueTransactions(
-        this.database,
-        channel,
-        claim.now,
-        this.options.leaseMs,
-        room,
-        claim.owner,
-        // A row whose lease still runs is not due; one whose lease ran out during its step is.
-        [...inHand]
-          .filter(([, r]) => r.channel === channel && (r.leaseUntil ?? 0) < claim!.now)
-          .map(([id]) => id),
-      );
-      this.storeDown.ok();
-      return rows;
-    } catch (err) {
-      if (claim) this.lostClaims.failed(claim, err);
-      // Tried again when the database is back, or after RECOVERY_CHECK_MS: it is not hammered.
-      this.storeDown.failed(err, 'claiming due transactions failed');
-      return null;
-    }
-  }
-
-  /**
-   * Waits until a channel among `full` has room again (half of its rows in hand are done), or a
-   * poll interval has passed (the other channels are then looked at again), or the worker stops.
-   */
-  private async untilRoom(
-    inHand: Map<string, { step: Promise<void> }>,
-    full: string[],
-    heldBy: (channel: string) => number,
-  ): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    let over = false;
-    const interrupted = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.options.pollMs);
-      this.interruptWait = resolve;
-    }).then(() => {
-      over = true;
-    });
-    try {
-      while (!over && !this.stopped && full.every((c) => heldBy(c) > BATCH / 2))
-        await Promise.race([interrupted, ...[...inHand.values()].map((r) => r.step)]);
-    } finally {
-      clearTimeout(timer);
-      this.interruptWait = null;
-    }
   }
 
   /**
@@ -379,174 +237,73 @@ export class TransactionWorker {
       const ageMs = this.now - row.created_at;
       if (channel.live && ageMs >= this.options.stuckAfterMs)
         await this.options.outcomes.stuck(row, ageMs / 1000);
-      if (row.kind === 'payin') await this.payin(row, channel);
-      else if (row.kind === 'refund')
-        await refundStep(row, channel, step, {
-          database: this.database,
-          finality: this.finality,
-          outcomes: this.options.outcomes,
-          now: () => this.now,
-          send: this.sendContext(channel, 'refund'),
-          accepted: (a) => this.processing.submit(a),
-          pollAgain: (r) => this.polled.submit(r),
-        });
-      else await this.payout(row, channel, step);
+      const deps = this.deps(row, channel);
+      if (row.kind === 'payin') await payinStep(row, channel, deps);
+      else if (row.kind === 'refund') await refundStep(row, channel, step, deps);
+      else await payoutStep(row, channel, step, deps);
     } catch (err) {
-      const failure = err instanceof ChannelFailure ? err : null;
-      const log = {
-        payment_id: row.payment_id,
-        channel: row.channel,
-        ...(failure && { kind: failure.kind, code: failure.code }),
-      };
-      if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
-      else this.storeDown.failed(err, 'transaction worker step failed', log);
-      const nextActionAt = this.now + retryDelay(row, failure, this.now, this.options.pollMs);
-      const pending = row.kind !== 'payin' && row.status === 'PENDING';
-      await (
-        pending
-          ? reschedulePending(this.database.db, row.payment_id, nextActionAt, {
-              unsent: !step.sent,
-              // A send that may have arrived needs two new reads; one unanswered may arrive later.
-              ...(step.sent && { notFoundAt: null, ...(failure?.unanswered && { sentAt: this.now }) }),
-            })
-          : reschedule(this.database.db, row.payment_id, nextActionAt)
-      ).catch((again: unknown) => {
-        // A step that failed for the outage is taken up again once the database is back (its count
-        // of sends as the claim left it); one that sent keeps its lease, which dates that send.
-        if (isUnavailableError(again) && row.lease_until !== null && !step.sent)
-          this.held.set(row.payment_id, {
-            lease: row.lease_until,
-            nextActionAt: failure ? nextActionAt : null,
-          });
-        else
-          this.options.logger.error(
-            { ...log, err: again },
-            'rescheduling a transaction failed; it is taken up again when its lease runs out',
-          );
-      });
+      await this.failed(row, err, step);
     }
   }
 
-  /**
-   * A pay-in due: at its expiry, closed at the channel (a payment found then wins) and otherwise
-   * FAILED, but kept PENDING while a payment the customer started is in progress, until that
-   * payment is final or CHANNEL_STUCK_AFTER_S has passed; before its expiry, the channel asked
-   * whether it was paid (no notification came).
-   */
-  private async payin(row: TransactionRow, channel: Channel): Promise<void> {
-    const open = { paymentId: row.payment_id, channelTxnId: row.channel_txn_id, amount: row.amount };
-    const expired = this.now >= (row.expires_at ?? 0);
-    if (expired) {
-      const ageMs = this.now - row.created_at;
-      if (channel.live) {
-        const outcome = await channel.closePayin(open, { stuck: ageMs >= this.options.stuckAfterMs });
-        if (outcome === null) {
-          await this.pollAgain(row, this.now + channel.pollDelayMs('payin', ageMs));
-          return;
-        }
-        if (outcome.status === 'SUCCESS')
-          await this.options.outcomes.payin(row, outcome, `expiry:${channel.name}`);
-      }
-      // Still PENDING (nothing paid it, or what came is an exception): it ran out of time.
-      await this.finality.settle(row.payment_id, { status: 'FAILED', utr: '', channelTxnId: '' }, 'expiry');
-      return;
-    }
-    const outcome = await channel.payinOutcome(open);
-    if (outcome) {
-      await this.options.outcomes.payin(row, outcome, `poll:${channel.name}`);
-      return;
-    }
-    const next = this.now + channel.pollDelayMs('payin', this.now - row.created_at);
-    await this.pollAgain(row, Math.min(row.expires_at ?? next, next));
-  }
-
-  /** Gives `row` back to be asked about again at `nextActionAt`, with the others given back meanwhile. */
-  private pollAgain(row: TransactionRow, nextActionAt: number): Promise<void> {
-    return this.polled.submit({ paymentId: row.payment_id, nextActionAt, status: row.status });
-  }
-
-  /**
-   * A payout due: handed to its channel exactly once (PENDING, `sendOnce`), or asked about
-   * (PROCESSING). It is FAILED only on the channel's own word: a read or a notification, or a
-   * refusal of its first send; any refusal after that means "read it".
-   */
-  private async payout(row: TransactionRow, channel: Channel, step: { sent: boolean }): Promise<void> {
-    const submission = {
-      paymentId: row.payment_id,
-      amount: row.amount,
-      currency: row.currency,
-      receiver: {
-        name: row.receiver_name ?? '',
-        accountNo: row.receiver_account_no ?? '',
-        ifsc: row.receiver_ifsc ?? '',
-      },
-    };
-    // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
-    const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
-    if (row.status !== 'PENDING') {
-      const state = await channel.readPayout(inFlight);
-      const settled =
-        state?.outcome && (await this.options.outcomes.payout(row, state, `channel:${channel.name}`));
-      if (!settled) await this.pollAgain(row, this.pollAt(row, channel));
-      return;
-    }
-    const sent = await sendOnce<PayoutState>(
-      row,
-      {
-        read: () => channel.readPayout(inFlight),
-        send: (notAfter) => channel.submitPayout({ ...submission, notAfter }),
-        accountRefused: (err) =>
-          this.options.outcomes.accountRefused(
-            channel.name,
-            err.code,
-            `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
-          ),
-      },
-      this.sendContext(channel, 'payout'),
-      step,
-    );
-    if (!sent) return;
-    if ('rejected' in sent) {
-      await this.finality.settle(
-        row.payment_id,
-        { status: 'FAILED', utr: '', channelTxnId: '' },
-        `channel:${channel.name}:rejected:${sent.rejected}`,
-      );
-      return;
-    }
-    return this.accepted(row, channel, sent.state);
-  }
-
-  /** What `sendOnce` needs of this worker: CHANNEL_POLL_MS is the gap between the two reads that allow a second send. */
-  private sendContext(channel: Channel, kind: 'payout' | 'refund') {
+  /** What the step of `row`, on `channel`, is given. */
+  private deps(row: TransactionRow, channel: Channel): StepDeps {
+    const { database, options } = this;
+    const now = () => this.now;
     return {
-      db: this.database.db,
-      now: () => this.now,
-      readGap: channel.pollDelayMs(kind, 0),
-      inTransitMs: channel.inTransitMs,
-      leaseMs: this.options.leaseMs,
+      database,
+      finality: this.finality,
+      outcomes: options.outcomes,
+      now,
+      stuckAfterMs: options.stuckAfterMs,
+      // Read when a payout or refund is handed over: CHANNEL_POLL_MS is the gap between the two
+      // reads that allow a second send.
+      get send() {
+        const readGap = channel.pollDelayMs(row.kind, 0);
+        return { db: database.db, now, readGap, inTransitMs: channel.inTransitMs, leaseMs: options.leaseMs };
+      },
+      accepted: (a) => this.processing.submit(a),
+      pollAgain: (r) => this.polled.submit(r),
     };
   }
 
-  /** When to ask about a payout again: the channel's poll delay by the payout's age, growing as it ages. */
-  private pollAt(row: TransactionRow, channel: Channel): number {
-    return this.now + channel.pollDelayMs('payout', this.now - row.created_at);
-  }
-
   /**
-   * A payout the channel has: final already, or recorded PROCESSING to be asked about later. A first
-   * answer kept as an exception (an amount that does not fit) is PROCESSING too, asked about with backoff.
+   * A step failed: the channel's failure is logged and the row asked about again with back-off, any
+   * other failure is the database's or a bug. A PENDING payout or refund keeps its count of sends
+   * right: one not made is taken back.
    */
-  private async accepted(row: TransactionRow, channel: Channel, state: PayoutState): Promise<void> {
-    const settled =
-      state.outcome !== null && (await this.options.outcomes.payout(row, state, `channel:${channel.name}`));
-    if (settled) return;
-    // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
-    // for another payout must not keep this one PENDING while its lease runs down.
-    await this.processing.submit({
-      paymentId: row.payment_id,
-      channelTxnId: state.channelTxnId,
-      nextActionAt: state.outcome ? this.pollAt(row, channel) : this.now + channel.pollDelayMs('payout', 0),
+  private async failed(row: TransactionRow, err: unknown, step: { sent: boolean }): Promise<void> {
+    const failure = err instanceof ChannelFailure ? err : null;
+    const log = {
+      payment_id: row.payment_id,
+      channel: row.channel,
+      ...(failure && { kind: failure.kind, code: failure.code }),
+    };
+    if (failure) this.options.logger.warn(log, 'channel call failed; trying again later');
+    else this.loop.outage.failed(err, 'transaction worker step failed', log);
+    const nextActionAt = this.now + retryDelay(row, failure, this.now, this.options.pollMs);
+    const pending = row.kind !== 'payin' && row.status === 'PENDING';
+    await (
+      pending
+        ? reschedulePending(this.database.db, row.payment_id, nextActionAt, {
+            unsent: !step.sent,
+            // A send that may have arrived needs two new reads; one unanswered may arrive later.
+            ...(step.sent && { notFoundAt: null, ...(failure?.unanswered && { sentAt: this.now }) }),
+          })
+        : reschedule(this.database.db, row.payment_id, nextActionAt)
+    ).catch((again: unknown) => {
+      // A step that failed for the outage is taken up again once the database is back (its count
+      // of sends as the claim left it); one that sent keeps its lease, which dates that send.
+      if (isUnavailableError(again) && row.lease_until !== null && !step.sent)
+        this.held.set(row.payment_id, {
+          lease: row.lease_until,
+          nextActionAt: failure ? nextActionAt : null,
+        });
+      else
+        this.options.logger.error(
+          { ...log, err: again },
+          'rescheduling a transaction failed; it is taken up again when its lease runs out',
+        );
     });
   }
 }
