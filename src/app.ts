@@ -2,7 +2,13 @@
  * Builds the Paygate HTTP app and the services behind it. `server.ts` and `cli.ts` start
  * processes; tests call `buildApp` directly against a real database.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Server } from 'node:http';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyHttpOptions,
+  type FastifyInstance,
+} from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -80,7 +86,18 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   const now = deps.now ?? Date.now;
   const services = buildServices(config, database, now);
   const metrics = createMetrics();
-  const app = Fastify({
+  const app = Fastify(fastifyOptions(deps));
+  const { worker, dispatcher } = background(app, services, metrics, deps, now);
+  addHooks(app, metrics);
+  await registerDocs(app, config);
+  await registerRoutes(app, services, metrics, deps, now);
+  return { app, services, worker, dispatcher, metrics, config, database };
+}
+
+/** The Fastify options: logging, request ids, timeouts, the framework's own errors in our shapes, validation. */
+function fastifyOptions(deps: AppDeps): FastifyHttpOptions<Server> {
+  const { config } = deps;
+  return {
     ...(deps.logger === false ? { logger: false } : { loggerInstance: deps.logger ?? createLogger(config) }),
     // One line per response comes from the onResponse hook below, not two from Fastify.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
@@ -114,7 +131,20 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
       },
       plugins: [addKeywords as never],
     },
-  });
+  };
+}
+
+/**
+ * The transaction worker and the callback dispatcher, created (not started: `server.ts` starts
+ * them) and woken by what the services commit.
+ */
+function background(
+  app: FastifyInstance,
+  services: Services,
+  metrics: Metrics,
+  { config, database }: AppDeps,
+  now: () => number,
+): { worker: TransactionWorker; dispatcher: CallbackDispatcher } {
   const worker = new TransactionWorker(database, services.channel, services.finality, {
     pollMs: config.workerPollMs,
     now,
@@ -144,7 +174,11 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     if (deliveryId) dispatcher.wake();
   });
   services.callbacks.onQueued = () => dispatcher.wake();
+  return { worker, dispatcher };
+}
 
+/** The hooks every request passes through: request id and API headers, encodings refused, one log line and metric per response. */
+function addHooks(app: FastifyInstance, metrics: Metrics): void {
   app.decorateRequest('principal', null);
   // The hooks every API request passes through are synchronous, with `done`: an async hook costs a
   // promise and a trip through the microtask queue per request, a visible share of a status query's
@@ -177,7 +211,10 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
   app.setNotFoundHandler(notFoundHandler);
   app.addSchema(ErrorEnvelopeSchema);
   app.addSchema(ValidationErrorSchema);
+}
 
+/** `/openapi.json` and `/docs`. */
+async function registerDocs(app: FastifyInstance, config: Config): Promise<void> {
   await app.register(swagger, {
     transformObject: (doc) =>
       'openapiObject' in doc
@@ -231,6 +268,16 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     },
     theme: { title: 'Paygate API' },
   });
+}
+
+/** The routes: operations, hosted pages, the console, the merchant API (key, rate limit) and the providers' notifications. */
+async function registerRoutes(
+  app: FastifyInstance,
+  services: Services,
+  metrics: Metrics,
+  { config, database }: AppDeps,
+  now: () => number,
+): Promise<void> {
   await app.register(opsRoutes, { database, metrics, metricsToken: config.metricsToken });
   // Hosted payment pages: customers' browsers, no API key, HTML forms.
   await app.register(pageRoutes, {
@@ -281,6 +328,4 @@ export async function buildApp(deps: AppDeps): Promise<Paygate> {
     failures: authFailures,
     count: notificationMetrics(metrics, () => lastNotifications(database.db, ['setu', 'cashfree'])),
   });
-
-  return { app, services, worker, dispatcher, metrics, config, database };
 }
