@@ -30,7 +30,7 @@ interface Store {
   select(paymentId: string): Promise<unknown>;
 }
 
-/** The same pragmas as src/db/database.ts. */
+/** The same pragmas as src/db/sqlite-connection.ts. */
 function sqliteStore(file: string): Store {
   const db = new BetterSqlite3(file);
   db.pragma('journal_mode = WAL');

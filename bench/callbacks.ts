@@ -12,7 +12,7 @@
 import type { RequestSpec } from 'autocannon';
 import { Webhook } from 'standardwebhooks';
 import { signBody } from '../src/callbacks/signature.ts';
-import { drive, type Progress } from './load.ts';
+import { drive, percentile, type Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { startReceiver, type Server } from './processes.ts';
 import type { GatewayHandle } from './gateway.ts';
@@ -52,11 +52,6 @@ const TARGET = '≥ 2,000 deliveries/s, p99 ≤ 250 ms when not backlogged';
 
 async function receiptsOf(receiver: Server): Promise<Receipts> {
   return (await fetch(`${receiver.baseUrl}/__receipts`)).json() as Promise<Receipts>;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 /** Settles the pay-ins `prefix` 1…n (or until `durationS` runs out) through the sandbox endpoint. */
@@ -147,6 +142,161 @@ async function phaseResult(
   };
 }
 
+/** What every phase works with: the gateway, the merchant server, the options and where to report. */
+interface Run {
+  gw: GatewayHandle;
+  receiver: Server;
+  opts: BenchOptions;
+  progress: Progress;
+  kind: string;
+}
+
+/** Loads `n` PENDING pay-ins `prefix` 1…n whose callbacks go to the receiver. */
+function fill(run: Run, prefix: string, n: number) {
+  const callbackUrl = `${run.receiver.baseUrl}/cb`;
+  return fillPayins(run.gw.databaseUrl, run.gw.merchantId, 1, n, { prefix, allPending: true, callbackUrl });
+}
+
+/**
+ * Settles the pay-ins `prefix` through the API: `n` of them, or as many as `durationS` allows when
+ * it is given.
+ */
+async function settle(
+  run: Run,
+  prefix: string,
+  n: number,
+  label: string,
+  extra: { durationS?: number; overallRate?: number; connections?: number } = {},
+) {
+  const c = completions(run.gw.apiKey, prefix);
+  const durationS = extra.durationS ?? Math.max(run.opts.durationS * 4, 60);
+  const started = Date.now();
+  const r = await drive(
+    {
+      baseUrl: run.gw.server.baseUrl,
+      requests: c.requests,
+      durationS,
+      connections: extra.connections ?? run.opts.connections,
+      overallRate: extra.overallRate,
+      amount: extra.durationS === undefined ? n : undefined,
+      label,
+    },
+    run.progress,
+  );
+  return { ...r, wallS: (Date.now() - started) / 1000 };
+}
+
+/**
+ * Is a dispatcher delivering at all? One final status, up to 20 s for its callback. Answers the
+ * result that says why not, or null when the callback arrived.
+ */
+async function probeDispatcher(run: Run): Promise<CallbackResult | null> {
+  const { gw, progress, kind } = run;
+  progress.line(`[${kind}] callbacks: probing for a callback dispatcher`);
+  await fill(run, 'cbpr', 1);
+  const answer = await fetch(`${gw.server.baseUrl}/sandbox/payin/complete`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.apiKey}` },
+    body: JSON.stringify({ payment_id: filledPaymentId(1, 'cbpr'), status: 'SUCCESS' }),
+  });
+  if (!answer.ok)
+    throw new Error(`settling a sandbox pay-in failed: ${answer.status} ${await answer.text()}`);
+  const probe = await awaitReceipts(run.receiver, 'cbpr', 1, 20_000);
+  if (probe.size > 0) return null;
+  const conn = await connect(gw.databaseUrl);
+  const rows = await conn.rows<{ status: string; attempts: number }>(
+    `select status, attempts from callback_deliveries where payment_id = ${conn.kind === 'sqlite' ? '?' : '$1'}`,
+    [filledPaymentId(1, 'cbpr')],
+  );
+  await conn.close();
+  const row = rows[0];
+  return {
+    available: false,
+    reason: row
+      ? `the outbox row was written (status ${row.status}, ${row.attempts} attempts) but no callback arrived within 20 s: no dispatcher is running in the serving process`
+      : 'the final status wrote no outbox row',
+    target: TARGET,
+    met: null,
+  };
+}
+
+/** Final statuses as fast as the connections make them, delivered while they come. */
+async function burstPhase(run: Run, n: number): Promise<PhaseResult> {
+  const { kind } = run;
+  const burstRun = await settle(run, 'cbbu', n, `[${kind}] callbacks burst`, {
+    durationS: run.opts.durationS,
+  });
+  const burst = await phaseResult(
+    run.gw,
+    'cbbu',
+    await awaitReceipts(run.receiver, 'cbbu', burstRun.ok),
+    burstRun.rps,
+  );
+  run.progress.line(
+    `[${kind}] callbacks burst: ${burst.finalsPerS.toFixed(0)} final statuses/s, ${burst.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${burst.p99Ms} ms`,
+  );
+  return burst;
+}
+
+/** Hold the answers, pile up final statuses, then let go and time the backlog. */
+async function drainPhase(run: Run, n: number): Promise<PhaseResult & { backlog: number }> {
+  const { receiver, kind } = run;
+  await fetch(`${receiver.baseUrl}/__hold`, { method: 'POST' });
+  const drainRun = await settle(run, 'cbdr', n, `[${kind}] callbacks drain (building backlog)`);
+  const released = (await (await fetch(`${receiver.baseUrl}/__release`, { method: 'POST' })).json()) as {
+    at: number;
+  };
+  const drainReceipts = await awaitReceipts(receiver, 'cbdr', drainRun.ok);
+  const drainPhase = await phaseResult(run.gw, 'cbdr', drainReceipts, drainRun.rps, released.at);
+  const backlog = [...drainReceipts.values()].filter((t) => t >= released.at).length;
+  const drain = { ...drainPhase, backlog };
+  run.progress.line(
+    `[${kind}] callbacks drain: backlog of ${backlog} worked off at ${drain.deliveriesPerS.toFixed(0)} deliveries/s`,
+  );
+  return drain;
+}
+
+/** Final statuses at `rate` a second: latency when the dispatcher is not backlogged. */
+async function pacedPhase(run: Run, rate: number): Promise<PhaseResult & { ratePerS: number }> {
+  const { opts, kind } = run;
+  // Few connections, so the rate arrives evenly rather than as one burst per connection cycle.
+  const pacedRun = await settle(
+    run,
+    'cbpa',
+    rate * opts.durationS,
+    `[${kind}] callbacks paced at ${rate}/s`,
+    {
+      durationS: opts.durationS,
+      overallRate: rate,
+      connections: Math.min(opts.connections, 4),
+    },
+  );
+  const paced = {
+    ...(await phaseResult(
+      run.gw,
+      'cbpa',
+      await awaitReceipts(run.receiver, 'cbpa', pacedRun.ok),
+      pacedRun.rps,
+    )),
+    ratePerS: rate,
+  };
+  run.progress.line(`[${kind}] callbacks paced at ${rate}/s: p50 ${paced.p50Ms} ms, p99 ${paced.p99Ms} ms`);
+  return paced;
+}
+
+/** The seed's token, and the Standard Webhooks signature as the published library checks it. */
+function signaturesValid(secret: string, samples: Receipts['samples']): boolean {
+  const webhook = new Webhook(secret);
+  return samples.every((s) => {
+    try {
+      webhook.verify(s.body, s.headers);
+    } catch {
+      return false;
+    }
+    return signBody(secret, s.body) === s.token;
+  });
+}
+
 export async function measureCallbacks(
   gw: GatewayHandle,
   opts: BenchOptions,
@@ -154,125 +304,31 @@ export async function measureCallbacks(
   kind: string,
 ): Promise<CallbackResult> {
   const receiver = await startReceiver();
-  const callbackUrl = `${receiver.baseUrl}/cb`;
-  const fill = (prefix: string, n: number) =>
-    fillPayins(gw.databaseUrl, gw.merchantId, 1, n, { prefix, allPending: true, callbackUrl });
-  const settle = async (
-    prefix: string,
-    n: number,
-    label: string,
-    extra: { durationS?: number; overallRate?: number; connections?: number } = {},
-  ) => {
-    const c = completions(gw.apiKey, prefix);
-    const durationS = extra.durationS ?? Math.max(opts.durationS * 4, 60);
-    const started = Date.now();
-    const r = await drive(
-      {
-        baseUrl: gw.server.baseUrl,
-        requests: c.requests,
-        durationS,
-        connections: extra.connections ?? opts.connections,
-        overallRate: extra.overallRate,
-        amount: extra.durationS === undefined ? n : undefined,
-        label,
-      },
-      progress,
-    );
-    return { ...r, wallS: (Date.now() - started) / 1000 };
-  };
+  const run: Run = { gw, receiver, opts, progress, kind };
   try {
-    // Is a dispatcher delivering at all? One final status, up to 20 s for its callback.
-    progress.line(`[${kind}] callbacks: probing for a callback dispatcher`);
-    await fill('cbpr', 1);
-    const answer = await fetch(`${gw.server.baseUrl}/sandbox/payin/complete`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.apiKey}` },
-      body: JSON.stringify({ payment_id: filledPaymentId(1, 'cbpr'), status: 'SUCCESS' }),
-    });
-    if (!answer.ok)
-      throw new Error(`settling a sandbox pay-in failed: ${answer.status} ${await answer.text()}`);
-    const probe = await awaitReceipts(receiver, 'cbpr', 1, 20_000);
-    if (probe.size === 0) {
-      const conn = await connect(gw.databaseUrl);
-      const rows = await conn.rows<{ status: string; attempts: number }>(
-        `select status, attempts from callback_deliveries where payment_id = ${conn.kind === 'sqlite' ? '?' : '$1'}`,
-        [filledPaymentId(1, 'cbpr')],
-      );
-      await conn.close();
-      const row = rows[0];
-      return {
-        available: false,
-        reason: row
-          ? `the outbox row was written (status ${row.status}, ${row.attempts} attempts) but no callback arrived within 20 s: no dispatcher is running in the serving process`
-          : 'the final status wrote no outbox row',
-        target: TARGET,
-        met: null,
-      };
-    }
+    const absent = await probeDispatcher(run);
+    if (absent) return absent;
 
     const warmN = 2000;
     const burstN = 3000 * opts.durationS;
     const drainN = 5000;
-    await fill('cbwu', warmN);
-    await fill('cbbu', burstN);
-    await fill('cbdr', drainN);
-    await fill('cbpa', 2000 * opts.durationS);
+    await fill(run, 'cbwu', warmN);
+    await fill(run, 'cbbu', burstN);
+    await fill(run, 'cbdr', drainN);
+    await fill(run, 'cbpa', 2000 * opts.durationS);
 
-    await settle('cbwu', warmN, `[${kind}] callbacks warm-up`);
+    await settle(run, 'cbwu', warmN, `[${kind}] callbacks warm-up`);
     await awaitReceipts(receiver, 'cbwu', warmN);
-
-    const burstRun = await settle('cbbu', burstN, `[${kind}] callbacks burst`, { durationS: opts.durationS });
-    const burst = await phaseResult(
-      gw,
-      'cbbu',
-      await awaitReceipts(receiver, 'cbbu', burstRun.ok),
-      burstRun.rps,
-    );
-    progress.line(
-      `[${kind}] callbacks burst: ${burst.finalsPerS.toFixed(0)} final statuses/s, ${burst.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${burst.p99Ms} ms`,
-    );
-
-    // Drain: hold the answers, pile up final statuses, then let go and time the backlog.
-    await fetch(`${receiver.baseUrl}/__hold`, { method: 'POST' });
-    const drainRun = await settle('cbdr', drainN, `[${kind}] callbacks drain (building backlog)`);
-    const released = (await (await fetch(`${receiver.baseUrl}/__release`, { method: 'POST' })).json()) as {
-      at: number;
-    };
-    const drainReceipts = await awaitReceipts(receiver, 'cbdr', drainRun.ok);
-    const drainPhase = await phaseResult(gw, 'cbdr', drainReceipts, drainRun.rps, released.at);
-    const backlog = [...drainReceipts.values()].filter((t) => t >= released.at).length;
-    const drain = { ...drainPhase, backlog };
-    progress.line(
-      `[${kind}] callbacks drain: backlog of ${backlog} worked off at ${drain.deliveriesPerS.toFixed(0)} deliveries/s`,
-    );
-
+    const burst = await burstPhase(run, burstN);
+    const drain = await drainPhase(run, drainN);
     const rate = Math.max(
       50,
       Math.floor(Math.min(burst.finalsPerS, drain.deliveriesPerS || burst.finalsPerS) / 2 / 50) * 50,
     );
-    // Few connections, so the rate arrives evenly rather than as one burst per connection cycle.
-    const pacedRun = await settle('cbpa', rate * opts.durationS, `[${kind}] callbacks paced at ${rate}/s`, {
-      durationS: opts.durationS,
-      overallRate: rate,
-      connections: Math.min(opts.connections, 4),
-    });
-    const paced = {
-      ...(await phaseResult(gw, 'cbpa', await awaitReceipts(receiver, 'cbpa', pacedRun.ok), pacedRun.rps)),
-      ratePerS: rate,
-    };
-    progress.line(`[${kind}] callbacks paced at ${rate}/s: p50 ${paced.p50Ms} ms, p99 ${paced.p99Ms} ms`);
+    const paced = await pacedPhase(run, rate);
 
     const { duplicates, samples } = await receiptsOf(receiver);
-    // The seed's token, and the Standard Webhooks signature as the published library checks it.
-    const webhook = new Webhook(gw.webhookSecret);
-    const signaturesValid = samples.every((s) => {
-      try {
-        webhook.verify(s.body, s.headers);
-      } catch {
-        return false;
-      }
-      return signBody(gw.webhookSecret, s.body) === s.token;
-    });
+    const valid = signaturesValid(gw.webhookSecret, samples);
     const capacity = Math.max(burst.deliveriesPerS, drain.deliveriesPerS);
     return {
       available: true,
@@ -281,9 +337,9 @@ export async function measureCallbacks(
       paced,
       duplicates,
       signaturesChecked: samples.length,
-      signaturesValid,
+      signaturesValid: valid,
       target: TARGET,
-      met: capacity >= 2000 && paced.p99Ms <= 250 && signaturesValid,
+      met: capacity >= 2000 && paced.p99Ms <= 250 && valid,
     };
   } finally {
     await receiver.stop();

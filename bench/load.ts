@@ -102,6 +102,12 @@ export async function drive(spec: LoadSpec, progress: Progress): Promise<LoadRes
   };
 }
 
+/** The nearest-rank percentile `p` (0–100) of values sorted ascending; NaN when there are none. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
 /** The median of a list of numbers (the mean of the middle two for an even count). */
 export function median(values: number[]): number {
   if (values.length === 0) return NaN;

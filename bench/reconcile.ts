@@ -10,8 +10,8 @@
  *   second), against its limit.
  */
 import fs from 'node:fs';
-import { migrate, openDatabase } from '../src/db/database.ts';
-import { istYesterday } from '../src/ist.ts';
+import { migrate, openDatabase, type Database } from '../src/db/database.ts';
+import { istTime, istYesterday } from '../src/ist.ts';
 import { FakeCashfree } from '../test/support/fake-cashfree.ts';
 import { FakeSetu } from '../test/support/fake-setu.ts';
 import { seedReconcileDay } from '../test/support/reconcile-day.ts';
@@ -130,90 +130,30 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
   let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
   try {
     await migrate(database);
-    // The run of RECONCILE_AT reconciles the day before it: the first whole minute a while away
-    // (the seeding, the start and a look at the idle process come first).
-    const lead = 45_000 + Math.ceil(rows / 10_000) * 3_000;
-    const at = Math.ceil((Date.now() + lead) / 60_000) * 60_000;
-    const date = istYesterday(at);
-    const t0 = Date.now();
-    progress.line(`[${kind}] reconcile: seeding ${rows.toLocaleString('en')} transactions of ${date}`);
-    const payins = Math.ceil(rows / 2);
-    await seedReconcileDay(database, { setu, cashfree }, { date, payins, payouts: rows - payins });
-    const seedS = (Date.now() - t0) / 1000;
-    if (kind === 'postgres') {
-      const conn = await connect(store.url);
-      await conn.run('analyze transactions');
-      await conn.close();
-    }
+    const day = await seedDay(store.url, database, { setu, cashfree }, rows, progress);
     gateway = await startGateway(store.url, {
       ...setu.env(),
       ...cashfree.env(),
       SETU_MAX_RPS: '100000',
       CASHFREE_MAX_RPS: '100000',
-      RECONCILE_AT: new Date(at + 330 * 60_000).toISOString().slice(11, 16),
+      RECONCILE_AT: istTime(day.at).slice(11, 16),
     });
-    const pid = gateway.pid;
-    if (Date.now() > at - 5_000) throw new Error('the gateway started too late to be seen idle');
+    if (Date.now() > day.at - 5_000) throw new Error('the gateway started too late to be seen idle');
     progress.line(
-      `[${kind}] reconcile: seeded in ${seedS.toFixed(1)} s; the gateway waits for RECONCILE_AT (${Math.round((at - Date.now()) / 1000)} s)`,
+      `[${kind}] reconcile: seeded in ${day.seedS.toFixed(1)} s; the gateway waits for RECONCILE_AT (${Math.round((day.at - Date.now()) / 1000)} s)`,
     );
-    // Idle: the RSS samples of the 3 s before RECONCILE_AT, once the process has settled.
-    await new Promise((r) => setTimeout(r, at - 3_000 - Date.now()));
-    const idle: number[] = [];
-    let peak = 0;
-    const sample = () => {
-      const mb = rssMb(pid, 'VmRSS');
-      if (mb === null) return;
-      if (Date.now() < at) idle.push(mb);
-      else peak = Math.max(peak, mb);
-    };
-    const sampler = setInterval(sample, 100);
-    await new Promise((r) => setTimeout(r, at - 200 - Date.now()));
-    // The kernel's own peak from here on (Linux: writing 5 to clear_refs resets VmHWM).
-    let hwmReset = false;
-    try {
-      fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-      hwmReset = true;
-    } catch {
-      // the sampled peak alone
-    }
     const read = () => reads.setu.times('read').length + reads.cashfree.times('read').length;
-    const runs = await waitForRuns(store.url, date, at + 3_600_000, () =>
+    const watched = await watchRuns(gateway.pid, store.url, day, (peak) =>
       progress.update(
         `[${kind}] reconcile: ${read().toLocaleString('en')} of ${rows.toLocaleString('en')} read, ${Math.round(peak)} MB`,
       ),
     );
-    clearInterval(sampler);
-    sample();
-    if (hwmReset) peak = Math.max(peak, rssMb(pid, 'VmHWM') ?? 0);
-    const idleMb = idle.length > 0 ? idle.reduce((a, b) => a + b, 0) / idle.length : 0;
-    const wallS = (Math.max(...runs.map((r) => r.finished)) - Math.min(...runs.map((r) => r.started))) / 1000;
-    const span = (c: string) => {
-      const r = runs.find((x) => x.channel === c);
-      return r ? (r.finished - r.started) / 1000 : 0;
-    };
-    const checked = runs.reduce((a, r) => a + r.checked, 0);
-    if (checked !== rows) throw new Error(`the runs checked ${checked} of ${rows} transactions`);
     const readCount = read();
+    const report = fullReport(watched, rows, day.seedS, readCount);
     progress.line(
-      `[${kind}] reconcile: ${rows.toLocaleString('en')} in ${wallS.toFixed(1)} s, ${readCount.toLocaleString('en')} reads; RSS ${idleMb.toFixed(0)} MB idle, ${peak.toFixed(0)} MB at peak`,
+      `[${kind}] reconcile: ${rows.toLocaleString('en')} in ${report.wallS.toFixed(1)} s, ${readCount.toLocaleString('en')} reads; RSS ${report.idleMb.toFixed(0)} MB idle, ${report.peakMb.toFixed(0)} MB at peak`,
     );
-    return {
-      kind,
-      report: {
-        transactions: rows,
-        fakeLatencyMs: FAKE_LATENCY_MS,
-        seedS,
-        wallS,
-        perChannelS: { setu: span('setu'), cashfree: span('cashfree') },
-        readsPerS: readCount / wallS,
-        idleMb,
-        peakMb: peak,
-        aboveIdleMb: peak - idleMb,
-        target: '< 150 MB above idle',
-        met: peak - idleMb < 150,
-      },
-    };
+    return { kind, report };
   } finally {
     reads.setu.stop();
     reads.cashfree.stop();
@@ -221,6 +161,111 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
     await database.close();
     await store.drop();
   }
+}
+
+interface DayToReconcile {
+  /** When the gateway reconciles (RECONCILE_AT), and the IST day it reconciles then. */
+  at: number;
+  date: string;
+  seedS: number;
+}
+
+/**
+ * Seeds the day that a run at the first whole minute a while away reconciles (the seeding, the
+ * start and a look at the idle process come first): half pay-ins, half payouts.
+ */
+async function seedDay(
+  url: string,
+  database: Database,
+  fakes: { setu: FakeSetu; cashfree: FakeCashfree },
+  rows: number,
+  progress: Progress,
+): Promise<DayToReconcile> {
+  const lead = 45_000 + Math.ceil(rows / 10_000) * 3_000;
+  const at = Math.ceil((Date.now() + lead) / 60_000) * 60_000;
+  // The run of RECONCILE_AT reconciles the day before it.
+  const date = istYesterday(at);
+  const t0 = Date.now();
+  progress.line(`[${database.kind}] reconcile: seeding ${rows.toLocaleString('en')} transactions of ${date}`);
+  const payins = Math.ceil(rows / 2);
+  await seedReconcileDay(database, fakes, { date, payins, payouts: rows - payins });
+  const seedS = (Date.now() - t0) / 1000;
+  if (database.kind === 'postgres') {
+    const conn = await connect(url);
+    await conn.run('analyze transactions');
+    await conn.close();
+  }
+  return { at, date, seedS };
+}
+
+/** The finished runs of a day, and the serving process's RSS while idle before them and at peak during them. */
+interface Watched {
+  runs: RunRow[];
+  idleMb: number;
+  peakMb: number;
+}
+
+/**
+ * Waits for the runs of `day` in process `pid`, sampling its RSS: the samples of the 3 s before
+ * RECONCILE_AT (once the process has settled) are its idle RSS, the highest after it its peak.
+ */
+async function watchRuns(
+  pid: number,
+  url: string,
+  day: DayToReconcile,
+  onProgress: (peakMb: number) => void,
+): Promise<Watched> {
+  const { at } = day;
+  await new Promise((r) => setTimeout(r, at - 3_000 - Date.now()));
+  const idle: number[] = [];
+  let peak = 0;
+  const sample = () => {
+    const mb = rssMb(pid, 'VmRSS');
+    if (mb === null) return;
+    if (Date.now() < at) idle.push(mb);
+    else peak = Math.max(peak, mb);
+  };
+  const sampler = setInterval(sample, 100);
+  await new Promise((r) => setTimeout(r, at - 200 - Date.now()));
+  // The kernel's own peak from here on (Linux: writing 5 to clear_refs resets VmHWM).
+  let hwmReset = false;
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    hwmReset = true;
+  } catch {
+    // the sampled peak alone
+  }
+  const runs = await waitForRuns(url, day.date, at + 3_600_000, () => onProgress(peak));
+  clearInterval(sampler);
+  sample();
+  if (hwmReset) peak = Math.max(peak, rssMb(pid, 'VmHWM') ?? 0);
+  const idleMb = idle.length > 0 ? idle.reduce((a, b) => a + b, 0) / idle.length : 0;
+  return { runs, idleMb, peakMb: peak };
+}
+
+/** The full run's figures; throws unless the runs checked every one of the `rows` transactions. */
+function fullReport(w: Watched, rows: number, seedS: number, readCount: number): ReconcileReport['full'] {
+  const { runs, idleMb, peakMb } = w;
+  const wallS = (Math.max(...runs.map((r) => r.finished)) - Math.min(...runs.map((r) => r.started))) / 1000;
+  const span = (c: string) => {
+    const r = runs.find((x) => x.channel === c);
+    return r ? (r.finished - r.started) / 1000 : 0;
+  };
+  const checked = runs.reduce((a, r) => a + r.checked, 0);
+  if (checked !== rows) throw new Error(`the runs checked ${checked} of ${rows} transactions`);
+  return {
+    transactions: rows,
+    fakeLatencyMs: FAKE_LATENCY_MS,
+    seedS,
+    wallS,
+    perChannelS: { setu: span('setu'), cashfree: span('cashfree') },
+    readsPerS: readCount / wallS,
+    idleMb,
+    peakMb,
+    aboveIdleMb: peakMb - idleMb,
+    target: '< 150 MB above idle',
+    met: peakMb - idleMb < 150,
+  };
 }
 
 interface RunRow {

@@ -7,6 +7,7 @@
  * gateway, runs alternate: plain creation, 100 % replays, and creation with 5 % replays; each is
  * reported as a ratio to plain creation (target ≥ 0.8).
  */
+import type { RequestSpec } from 'autocannon';
 import type { LoadResult, Progress } from './load.ts';
 import { drive, medianResult } from './load.ts';
 import type { BenchOptions } from './options.ts';
@@ -52,6 +53,65 @@ async function createReplayable(server: Server, apiKey: string, concurrency = 20
   return bodies;
 }
 
+/** A way of posting creations: plain, replays only, or a mix. */
+interface Variant {
+  name: string;
+  requests: () => RequestSpec[];
+}
+
+/** The variants over `replayable` (bodies created already, so each post of one is a replay). */
+function variantsOf(apiKey: string, replayable: string[]): Variant[] {
+  const key = [apiKey];
+  const pick = () => replayable[Math.floor(Math.random() * replayable.length)]!;
+  return [
+    { name: 'creation', requests: () => freshPosts(PATH, key, () => payinBody('rc')) },
+    { name: '100 % replays', requests: () => freshPosts(PATH, key, pick) },
+    {
+      name: 'creation with 5 % replays',
+      requests: () => freshPosts(PATH, key, () => (Math.random() < 0.05 ? pick() : payinBody('rm'))),
+    },
+  ];
+}
+
+/** Each variant warmed once, then `opts.runs` rounds of all of them in turn; the runs of each variant. */
+async function driveVariants(
+  gateway: Server,
+  variants: Variant[],
+  opts: BenchOptions,
+  progress: Progress,
+  kind: string,
+): Promise<LoadResult[][]> {
+  const base = { baseUrl: gateway.baseUrl, pid: gateway.pid, connections: opts.connections };
+  for (const v of variants)
+    await drive(
+      {
+        ...base,
+        durationS: warmupSeconds(opts.durationS),
+        requests: v.requests(),
+        label: `[${kind}] ${v.name} warm-up`,
+      },
+      progress,
+    );
+  const runs = variants.map(() => [] as LoadResult[]);
+  for (let run = 1; run <= opts.runs; run++)
+    for (const [i, v] of variants.entries()) {
+      const r = await drive(
+        {
+          ...base,
+          durationS: opts.durationS,
+          requests: v.requests(),
+          label: `[${kind}] ${v.name} run ${run}`,
+        },
+        progress,
+      );
+      runs[i]!.push(r);
+      progress.line(
+        `[${kind}] ${v.name} run ${run}/${opts.runs}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms} ms`,
+      );
+    }
+  return runs;
+}
+
 export async function runReplays(opts: BenchOptions, progress: Progress): Promise<ReplaysReport> {
   const db = await freshDatabase(opts.db, 'replays');
   const kind = db.kind;
@@ -73,45 +133,8 @@ export async function runReplays(opts: BenchOptions, progress: Progress): Promis
     progress.line(
       `[${kind}] replays: loaded ${total.toLocaleString('en')} pay-ins of one merchant in ${loadSeconds.toFixed(1)} s (no ANALYZE)`,
     );
-    const replayable = await createReplayable(gateway, merchant.apiKey);
-    const key = [merchant.apiKey];
-    const pick = () => replayable[Math.floor(Math.random() * replayable.length)]!;
-    const variants = [
-      { name: 'creation', requests: () => freshPosts(PATH, key, () => payinBody('rc')) },
-      { name: '100 % replays', requests: () => freshPosts(PATH, key, pick) },
-      {
-        name: 'creation with 5 % replays',
-        requests: () => freshPosts(PATH, key, () => (Math.random() < 0.05 ? pick() : payinBody('rm'))),
-      },
-    ];
-    const base = { baseUrl: gateway.baseUrl, pid: gateway.pid, connections: opts.connections };
-    for (const v of variants)
-      await drive(
-        {
-          ...base,
-          durationS: warmupSeconds(opts.durationS),
-          requests: v.requests(),
-          label: `[${kind}] ${v.name} warm-up`,
-        },
-        progress,
-      );
-    const runs = variants.map(() => [] as LoadResult[]);
-    for (let run = 1; run <= opts.runs; run++)
-      for (const [i, v] of variants.entries()) {
-        const r = await drive(
-          {
-            ...base,
-            durationS: opts.durationS,
-            requests: v.requests(),
-            label: `[${kind}] ${v.name} run ${run}`,
-          },
-          progress,
-        );
-        runs[i]!.push(r);
-        progress.line(
-          `[${kind}] ${v.name} run ${run}/${opts.runs}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms} ms`,
-        );
-      }
+    const variants = variantsOf(merchant.apiKey, await createReplayable(gateway, merchant.apiKey));
+    const runs = await driveVariants(gateway, variants, opts, progress, kind);
     const [creation, ...others] = runs.map(medianResult);
     return {
       kind,

@@ -16,6 +16,7 @@ import { exceptionRoutes } from './routes/exceptions.routes.ts';
 import { overviewRoutes } from './routes/overview.routes.ts';
 import { reconcileRoutes } from './routes/reconcile.routes.ts';
 import { operatorOnly, signedIn, signInRoutes, signOutRoutes } from './routes/session.routes.ts';
+import { transactionActionRoutes } from './routes/transaction-actions.routes.ts';
 import { transactionRoutes } from './routes/transactions.routes.ts';
 import { accountRoutes, userRoutes } from './routes/users.routes.ts';
 import { AccountError } from './accounts.service.ts';
@@ -105,6 +106,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     signOutRoutes(app, ctx);
     overviewRoutes(app, ctx);
     transactionRoutes(app, ctx);
+    transactionActionRoutes(app, ctx);
     developerRoutes(app, ctx);
     accountRoutes(app, ctx);
 

@@ -35,7 +35,8 @@ import {
   type TransactionFilter,
 } from './dashboard.repository.ts';
 import { insertAuditAction, listAuditActions } from '../audit/audit.repository.ts';
-import { DAY_MS, IST_OFFSET_MS, istDate, istDayStart } from '../ist.ts';
+import { DAY_MS, istDate, istDayStart } from '../ist.ts';
+import { dayPoints } from './day-points.ts';
 
 /** Rows per page of the transactions list and the ledger. */
 export const PAGE_SIZE = 50;
@@ -45,16 +46,6 @@ const EXPORT_BATCH = 1000;
 export const OVERVIEW_DAYS = 30;
 /** How long a money form's one-time id is remembered: longer than anyone keeps a page open to post it again. */
 const FORM_MEMORY_MS = 7 * 86_400_000;
-
-export interface DayPoint {
-  /** YYYY-MM-DD, an IST day. */
-  date: string;
-  payinVolume: number;
-  payoutVolume: number;
-  refundVolume: number;
-  succeeded: number;
-  failed: number;
-}
 
 export class DashboardService {
   constructor(
@@ -98,28 +89,7 @@ export class DashboardService {
       walletsOf(this.db, merchantId),
       dailyStats(this.db, merchantId, currency, first),
     ]);
-    const days: DayPoint[] = [];
-    const firstDay = Math.floor((first + IST_OFFSET_MS) / DAY_MS);
-    for (let i = 0; i < OVERVIEW_DAYS; i++) {
-      days.push({
-        date: istDate(first + i * DAY_MS),
-        payinVolume: 0,
-        payoutVolume: 0,
-        refundVolume: 0,
-        succeeded: 0,
-        failed: 0,
-      });
-    }
-    for (const s of stats) {
-      const point = days[s.day - firstDay];
-      if (!point) continue;
-      if (s.kind === 'payin') point.payinVolume += s.volume;
-      else if (s.kind === 'refund') point.refundVolume += s.volume;
-      else point.payoutVolume += s.volume;
-      point.succeeded += s.succeeded;
-      point.failed += s.failed;
-    }
-    return { wallets, days };
+    return { wallets, days: dayPoints(stats, first, OVERVIEW_DAYS) };
   }
 
   transactions(filter: TransactionFilter, cursor: ListCursor | null): Promise<ListRow[]> {
@@ -179,8 +149,7 @@ export class DashboardService {
     const txn = await findTransaction(this.db, paymentId);
     if (!txn || txn.kind !== 'payin' || (user.merchantId !== null && txn.merchant_id !== user.merchantId))
       throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
-    const at = this.now();
-    if (!(await takeForm(this.db, formId, at, at - FORM_MEMORY_MS)))
+    if (!(await this.takeFormOnce(formId)))
       throw new AppError('INVALID_STATE', 'This refund form was sent already; the refund was made once.');
     const created = await this.services.refunds.createOnBehalf(txn.merchant_id, {
       paymentId,
@@ -247,8 +216,7 @@ export class DashboardService {
     if (!this.config.supportedCurrencies.includes(currency))
       throw new AppError('VALIDATION_INVALID_CURRENCY', `${currency} is not a supported currency`);
     await this.services.merchants.get(merchantId);
-    const at = this.now();
-    if (!(await takeForm(this.db, formId, at, at - FORM_MEMORY_MS)))
+    if (!(await this.takeFormOnce(formId)))
       throw new AppError('INVALID_STATE', 'This credit form was sent already; the wallet was credited once.');
     const b = await this.services.wallets.topUp(merchantId, currency, amount);
     await this.record(user, 'credit', merchantId, `credited ${formatAmount(amount)} ${currency}`);
@@ -321,8 +289,7 @@ export class DashboardService {
     fields: { merchant: string; note: string },
     formId: string | null,
   ) {
-    const at = this.now();
-    if (formId !== null && !(await takeForm(this.db, formId, at, at - FORM_MEMORY_MS)))
+    if (formId !== null && !(await this.takeFormOnce(formId)))
       throw new AppError(
         'INVALID_STATE',
         'This confirmation was sent already; the exception was resolved once.',
@@ -367,6 +334,12 @@ export class DashboardService {
     ]);
     const own = new Set(users.map((u) => u.email));
     return rows.map((r) => (own.has(r.actor) ? r : { ...r, actor: 'Paygate operator' }));
+  }
+
+  /** Takes a money form's one-time id: false when it was taken already (within FORM_MEMORY_MS). */
+  private takeFormOnce(formId: string): Promise<boolean> {
+    const at = this.now();
+    return takeForm(this.db, formId, at, at - FORM_MEMORY_MS);
   }
 
   private async record(user: DashboardUser, action: string, merchantId: string, detail: string) {

@@ -7,27 +7,23 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
+import type BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,
   Kysely,
   Migrator,
   PostgresDialect,
-  SqliteDialect,
   sql,
-  type DatabaseConnection,
-  type Driver,
   type SelectQueryBuilder,
   type TransactionBuilder,
-  type TransactionSettings,
 } from 'kysely';
 import type { Tables } from './schema.ts';
 import { migrationProvider } from './migration-provider.ts';
 import { SqliteReads } from './sqlite-reads.ts';
 import { connectionLog, silentLogger, type ConnectionLog, type DatabaseLogger } from './connection-health.ts';
 import { PgListener } from './pg-listener.ts';
-import { nameStatements, StatementNames } from './pg-statements.ts';
+import { pgPool } from './pg-pool.ts';
+import { cachingSqlite, ImmediateSqliteDialect } from './sqlite-connection.ts';
 import { isUnavailableError } from './errors.ts';
 import { postgresStatusReader, sqliteStatusReader, type StatusReader } from './status-reads.ts';
 import type { DatabaseKind } from './kind.ts';
@@ -104,100 +100,6 @@ export function sqlitePath(url: string): string | null {
   return url.startsWith('sqlite:') ? url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : url;
 }
 
-/**
- * better-sqlite3 compiles a statement on every `prepare`; kysely prepares on every query.
- * Caching the compiled statements by their text removes that cost from every request. Batched
- * statements keep one text whatever their size (`json-records.ts`), so the set of texts is small;
- * a text longer than `MAX_CACHED_SQL` (none of ours) is compiled each time rather than kept.
- */
-const MAX_CACHED_SQL = 4096;
-const MAX_CACHED = 500;
-
-/**
- * Switches the file to WAL. SQLite does not wait (busy timeout) for the lock this takes, so two
- * processes opening one new file at once (two `paygate migrate`s) can be refused with SQLITE_BUSY:
- * tried again every 50 ms for up to 5 s, like any other busy wait.
- */
-function enableWal(raw: BetterSqlite3.Database): void {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      raw.pragma('journal_mode = WAL');
-      return;
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || attempt >= 100) throw err;
-      // Synchronous like the rest of opening a database; only ever waits while another process
-      // is switching the same new file.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-    }
-  }
-}
-
-/**
- * Reports each write's outcome to `health`: a refusal for being unavailable as lost, a success as
- * back. On SQLite nothing else can tell that a full disk has room again. COMMIT counts as a write
- * (SQLite calls it read-only, but in WAL mode it is where the pages are written).
- */
-function watchWrites(stmt: BetterSqlite3.Statement, source: string, health: ConnectionLog): void {
-  if (stmt.readonly && !/^\s*commit\b/i.test(source)) return;
-  for (const method of ['run', 'all'] as const) {
-    const call = stmt[method].bind(stmt) as (...args: unknown[]) => unknown;
-    (stmt as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      try {
-        const result = call(...args);
-        health.back();
-        return result;
-      } catch (err) {
-        if (isUnavailableError(err)) health.lost(err as Error);
-        throw err;
-      }
-    };
-  }
-}
-
-function cachingSqlite(file: string, health: ConnectionLog): BetterSqlite3.Database {
-  const raw = new BetterSqlite3(file);
-  raw.pragma('busy_timeout = 5000');
-  enableWal(raw);
-  raw.pragma('synchronous = NORMAL');
-  raw.pragma('foreign_keys = ON');
-  // Statistics for the planner, as SQLite advises for a long-lived connection: without them a
-  // list filtered by a rare status walks the wrong index (docs/performance.md, Dashboard).
-  // analysis_limit bounds the work to a sample of each index, so opening stays fast at any size.
-  raw.pragma('analysis_limit = 1000');
-  raw.pragma('optimize = 0x10002');
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  const prepare = raw.prepare.bind(raw);
-  raw.prepare = ((source: string) => {
-    let stmt = cache.get(source);
-    if (stmt) return stmt;
-    stmt = prepare(source);
-    watchWrites(stmt, source, health);
-    if (source.length <= MAX_CACHED_SQL) {
-      if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(source, stmt);
-    }
-    return stmt;
-  }) as typeof raw.prepare;
-  return raw;
-}
-
-/**
- * SQLite's dialect, with `writeTransaction`'s BEGIN IMMEDIATE. SQLite runs every transaction
- * serializable whatever it is asked for; the one level it is told, `serializable`, is the sign for
- * a transaction that must hold the write lock from its start. Every other begins deferred, as
- * kysely's does (the read-only snapshots of the ledger and the console among them).
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  override createDriver(): Driver {
-    const driver = super.createDriver();
-    driver.beginTransaction = async (connection: DatabaseConnection, settings: TransactionSettings) => {
-      const begin = settings.isolationLevel === 'serializable' ? 'begin immediate' : 'begin';
-      await connection.executeQuery(CompiledQuery.raw(begin));
-    };
-    return driver;
-  }
-}
-
 /** A DATABASE_URL without its credentials and options: `postgres://host:port/name`, or the SQLite file. */
 export function databaseLabel(url: string): string {
   const file = sqlitePath(url);
@@ -214,70 +116,56 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const label = databaseLabel(url);
   const file = sqlitePath(url);
   const health = connectionLog(options.logger ?? silentLogger, label);
-  const unavailable = (err: unknown) => {
-    if (isUnavailableError(err)) health.lost(err as Error);
-  };
-  if (file !== null) {
-    let raw: BetterSqlite3.Database;
-    try {
-      if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-      raw = cachingSqlite(file, health);
-    } catch (err) {
-      throw new DatabaseSetupError({ label }, err);
-    }
-    const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database: raw }) });
-    const reads = new SqliteReads(raw, (text, parameters) => queuedFirstRow(db, text, parameters));
-    return {
-      kind: 'sqlite',
-      db,
-      url,
-      label,
-      readStatus: sqliteStatusReader(db, reads),
-      writeTransaction: () => db.transaction().setIsolationLevel('serializable'),
-      lockRows: (query) => query,
-      async advisoryLock() {},
-      async ping() {
-        raw.prepare('select 1').get();
-      },
-      listen: () => null,
-      async notify() {},
-      onAvailable: health.onBack,
-      unavailable,
-      async close() {
-        await db.destroy();
-      },
-    };
-  }
-
-  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: 10,
-    // Without it, pg waits for a connection forever; with it, a request fails (503) in bounded time.
-    connectionTimeoutMillis: connectTimeoutMs,
-    keepAlive: true,
-    // No JIT compilation: a statement of the gateway runs in a millisecond, and compiling one costs
-    // hundreds. PostgreSQL compiles when a plan's estimated cost passes jit_above_cost, and a range
-    // whose bounds come from another table is estimated at a fixed share of its table (the sums of
-    // refunds by their pay-ins' key ranges: 400 ms a batch at 850,000 transactions). An `options`
-    // in DATABASE_URL takes the place of this one.
-    options: '-c jit=off',
-    // int8 columns hold paise and epoch milliseconds: both well inside Number's exact range.
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === 20 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  const opened: Opened = {
+    url,
+    label,
+    health,
+    unavailable: (err: unknown) => {
+      if (isUnavailableError(err)) health.lost(err as Error);
     },
-  });
-  // An 'error' event without a listener ends the process. The pool listens on its idle
-  // connections only; a connection checked out (between a transaction's statements, say) needs
-  // its own. The query in flight fails with the error (503); the pool drops the connection.
-  pool.on('error', (err) => health.lost(err));
-  const names = new StatementNames();
-  pool.on('connect', (client) => {
-    client.on('error', (err) => health.lost(err));
-    nameStatements(client, names);
-    health.back();
-  });
+  };
+  return file !== null ? openSqlite(file, opened) : openPostgres(opened, options.connectTimeoutMs ?? 5000);
+}
+
+/** What both databases' `Database` shares: where it is, and how its outages are reported. */
+interface Opened extends Pick<Database, 'url' | 'label' | 'unavailable'> {
+  health: ConnectionLog;
+}
+
+function openSqlite(file: string, { url, label, health, unavailable }: Opened): Database {
+  let raw: BetterSqlite3.Database;
+  try {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    raw = cachingSqlite(file, health);
+  } catch (err) {
+    throw new DatabaseSetupError({ label }, err);
+  }
+  const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database: raw }) });
+  const reads = new SqliteReads(raw, (text, parameters) => queuedFirstRow(db, text, parameters));
+  return {
+    kind: 'sqlite',
+    db,
+    url,
+    label,
+    readStatus: sqliteStatusReader(db, reads),
+    writeTransaction: () => db.transaction().setIsolationLevel('serializable'),
+    lockRows: (query) => query,
+    async advisoryLock() {},
+    async ping() {
+      raw.prepare('select 1').get();
+    },
+    listen: () => null,
+    async notify() {},
+    onAvailable: health.onBack,
+    unavailable,
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+function openPostgres({ url, label, health, unavailable }: Opened, connectTimeoutMs: number): Database {
+  const pool = pgPool(url, health, connectTimeoutMs);
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return {
     kind: 'postgres',

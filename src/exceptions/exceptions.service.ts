@@ -51,6 +51,22 @@ function bad(message: string): AppError {
   return new AppError('BAD_REQUEST', message);
 }
 
+/** What the ledger's entries for an exception's money name: its currency and its payment. */
+function moneyOf(e: ExceptionRow) {
+  return { currency: e.currency, paymentId: e.payment_id };
+}
+
+/** The columns that close an exception by `r`'s action, at `at`. */
+function closed(r: ResolveRequest, at: number) {
+  return {
+    outstanding: 0,
+    resolved_at: at,
+    resolved_by: r.actor,
+    resolution: r.action,
+    note: r.note ?? null,
+  };
+}
+
 export class ExceptionService {
   constructor(
     private readonly database: Pick<Database, 'db' | 'lockRows'>,
@@ -95,8 +111,7 @@ export class ExceptionService {
     if (this.refusal(e, r) !== null) return;
     if (r.action === 'credit') await this.merchant(this.database.db, r.merchantId || e.merchant_id, 'credit');
     if (r.action === 'refund') {
-      if (!this.refunds(e.provider))
-        throw bad(`Refunds through the ${e.provider} channel are not available on this gateway.`);
+      this.refundsAvailable(e);
       if (e.merchant_id === null) await this.merchant(this.database.db, r.merchantId, 'refund');
     }
     void note;
@@ -145,94 +160,106 @@ export class ExceptionService {
 
   private async apply(tx: Kysely<Tables>, e: ExceptionRow, r: ResolveRequest): Promise<Resolved> {
     const at = this.now();
-    const unchanged = (message: string): Resolved => ({ exception: e, changed: false, message });
     const repeat = this.refusal(e, r);
     if (repeat) return repeat;
-    const money = { currency: e.currency, paymentId: e.payment_id };
     switch (r.action) {
-      case 'refund': {
-        if (!this.refunds(e.provider))
-          throw bad(`Refunds through the ${e.provider} channel are not available on this gateway.`);
-        const merchantId = e.merchant_id ?? (await this.merchant(tx, r.merchantId, 'refund'));
-        const refundId = await startSuspenseRefund(tx, e, merchantId, r.actor, at);
-        return this.after(
-          tx,
-          e.id,
-          true,
-          `refund ${refundId} of ${formatAmount(e.outstanding)} to the customer started`,
-        );
-      }
-      case 'credit': {
-        const merchantId = await this.merchant(tx, r.merchantId ?? e.merchant_id, 'credit');
-        await suspenseToMerchant(tx, { ...money, merchantId, amount: e.outstanding }, at);
-        await updateException(tx, e.id, {
-          outstanding: 0,
-          resolved_at: at,
-          resolved_by: r.actor,
-          resolution: 'credit',
-          note: r.note ?? null,
-          merchant_id: merchantId,
-        });
-        return this.after(
-          tx,
-          e.id,
-          true,
-          `credited ${formatAmount(e.outstanding)} to merchant ${merchantId}`,
-        );
-      }
-      case 'debit': {
-        const merchantId = e.merchant_id!;
-        if (r.merchantId && r.merchantId !== merchantId)
-          throw bad(`Exception ${e.id} is a debt of merchant ${merchantId}, not of ${r.merchantId}.`);
-        const balances = await lockAvailable(tx, this.database, [{ merchantId, currency: e.currency }]);
-        const available = balances.get(walletKey({ merchantId, currency: e.currency })) ?? 0;
-        const taken = Math.min(available, e.outstanding);
-        if (taken <= 0)
-          return unchanged(
-            `merchant ${merchantId} has nothing available; ${formatAmount(e.outstanding)} is still owed`,
-          );
-        await receivableFromMerchant(tx, { ...money, merchantId, amount: taken }, at);
-        const rest = e.outstanding - taken;
-        await updateException(
-          tx,
-          e.id,
-          rest === 0
-            ? {
-                outstanding: 0,
-                resolved_at: at,
-                resolved_by: r.actor,
-                resolution: 'debit',
-                note: r.note ?? null,
-              }
-            : { outstanding: rest, note: r.note ?? e.note },
-        );
-        return this.after(
-          tx,
-          e.id,
-          true,
-          `debited ${formatAmount(taken)} from merchant ${merchantId}${rest > 0 ? `; ${formatAmount(rest)} is still owed` : ''}`,
-        );
-      }
-      case 'dismiss': {
-        if (e.holds !== null && e.outstanding > 0)
-          await writeOff(tx, e.holds, { ...money, merchantId: e.merchant_id, amount: e.outstanding }, at);
-        await updateException(tx, e.id, {
-          outstanding: 0,
-          resolved_at: at,
-          resolved_by: r.actor,
-          resolution: 'dismiss',
-          note: r.note ?? null,
-        });
-        return this.after(
-          tx,
-          e.id,
-          true,
-          e.holds !== null && e.outstanding > 0
-            ? `dismissed; ${formatAmount(e.outstanding)} written off`
-            : 'dismissed',
-        );
-      }
+      case 'refund':
+        return this.refund(tx, e, r, at);
+      case 'credit':
+        return this.credit(tx, e, r, at);
+      case 'debit':
+        return this.debit(tx, e, r, at);
+      case 'dismiss':
+        return this.dismiss(tx, e, r, at);
     }
+  }
+
+  /** Starts the refund of the money in suspense to the customer; the exception closes when it succeeds. */
+  private async refund(
+    tx: Kysely<Tables>,
+    e: ExceptionRow,
+    r: ResolveRequest,
+    at: number,
+  ): Promise<Resolved> {
+    this.refundsAvailable(e);
+    const merchantId = e.merchant_id ?? (await this.merchant(tx, r.merchantId, 'refund'));
+    const refundId = await startSuspenseRefund(tx, e, merchantId, r.actor, at);
+    return this.after(
+      tx,
+      e.id,
+      true,
+      `refund ${refundId} of ${formatAmount(e.outstanding)} to the customer started`,
+    );
+  }
+
+  /** Moves the money in suspense to a merchant's available balance, and closes the exception. */
+  private async credit(
+    tx: Kysely<Tables>,
+    e: ExceptionRow,
+    r: ResolveRequest,
+    at: number,
+  ): Promise<Resolved> {
+    const merchantId = await this.merchant(tx, r.merchantId ?? e.merchant_id, 'credit');
+    await suspenseToMerchant(tx, { ...moneyOf(e), merchantId, amount: e.outstanding }, at);
+    await updateException(tx, e.id, { ...closed(r, at), merchant_id: merchantId });
+    return this.after(tx, e.id, true, `credited ${formatAmount(e.outstanding)} to merchant ${merchantId}`);
+  }
+
+  /**
+   * Takes what the merchant owes from its available balance, as far as it goes: closes the exception
+   * when all of it is taken, leaves the rest outstanding otherwise.
+   */
+  private async debit(tx: Kysely<Tables>, e: ExceptionRow, r: ResolveRequest, at: number): Promise<Resolved> {
+    const merchantId = e.merchant_id!;
+    if (r.merchantId && r.merchantId !== merchantId)
+      throw bad(`Exception ${e.id} is a debt of merchant ${merchantId}, not of ${r.merchantId}.`);
+    const balances = await lockAvailable(tx, this.database, [{ merchantId, currency: e.currency }]);
+    const available = balances.get(walletKey({ merchantId, currency: e.currency })) ?? 0;
+    const taken = Math.min(available, e.outstanding);
+    if (taken <= 0)
+      return {
+        exception: e,
+        changed: false,
+        message: `merchant ${merchantId} has nothing available; ${formatAmount(e.outstanding)} is still owed`,
+      };
+    await receivableFromMerchant(tx, { ...moneyOf(e), merchantId, amount: taken }, at);
+    const rest = e.outstanding - taken;
+    await updateException(
+      tx,
+      e.id,
+      rest === 0 ? closed(r, at) : { outstanding: rest, note: r.note ?? e.note },
+    );
+    return this.after(
+      tx,
+      e.id,
+      true,
+      `debited ${formatAmount(taken)} from merchant ${merchantId}${rest > 0 ? `; ${formatAmount(rest)} is still owed` : ''}`,
+    );
+  }
+
+  /** Closes the exception with its note; money it still holds is written off. */
+  private async dismiss(
+    tx: Kysely<Tables>,
+    e: ExceptionRow,
+    r: ResolveRequest,
+    at: number,
+  ): Promise<Resolved> {
+    const holds = e.outstanding > 0 ? e.holds : null;
+    if (holds !== null)
+      await writeOff(tx, holds, { ...moneyOf(e), merchantId: e.merchant_id, amount: e.outstanding }, at);
+    await updateException(tx, e.id, closed(r, at));
+    return this.after(
+      tx,
+      e.id,
+      true,
+      holds !== null ? `dismissed; ${formatAmount(e.outstanding)} written off` : 'dismissed',
+    );
+  }
+
+  /** Throws unless refunds through the exception's channel are available here. */
+  private refundsAvailable(e: ExceptionRow): void {
+    if (!this.refunds(e.provider))
+      throw bad(`Refunds through the ${e.provider} channel are not available on this gateway.`);
   }
 
   private async after(tx: Kysely<Tables>, id: number, changed: boolean, message: string): Promise<Resolved> {

@@ -1,20 +1,18 @@
-/** The transactions: the filtered list, its CSV export, one transaction, and resending its callback. */
+/** The transactions: the filtered list, its CSV export, and one transaction (its actions: `transaction-actions.routes.ts`). */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Flow, TransactionKind, TransactionStatus } from '../../db/schema.ts';
-import { AppError } from '../../errors.ts';
 import { parseAmountText } from '../../money.ts';
 import { CSV_HEADER, csvLine, csvRow } from '../csv.ts';
 import { type ListCursor, type TransactionFilter } from '../dashboard.repository.ts';
+import { PAGE_SIZE } from '../dashboard.service.ts';
 import { page } from '../views/layout.ts';
 import { detailBody, listBody, QUERY_KEYS, type ListQuery } from '../views/transactions.ts';
-import { badQuery, field, form, html, redirect, stringQuery, type DashboardContext } from './http.ts';
+import { badQuery, html, stringQuery, type DashboardContext } from './http.ts';
 import { DAY_MS, istDayStart } from '../../ist.ts';
 
 const KINDS = new Set<string>(['payin', 'payout', 'refund']);
 const FLOWS = new Set<string>(['onsite', 'offsite', 'p2p', 'payout', 'refund']);
-/** A money form's one-time id (the refund form's hidden `form_id`). */
-const FORM_ID = /^[A-Za-z0-9]{22}$/;
 const STATUSES = new Set<string>(['PENDING', 'PROCESSING', 'SUCCESS', 'FAILED']);
 const CURSOR = /^(\d{1,15})\.([A-Za-z0-9]{1,64})$/;
 
@@ -24,7 +22,7 @@ export function transactionRoutes(app: FastifyInstance, ctx: DashboardContext): 
   app.get('/transactions', { schema: { hide: true } }, async (req, reply) => {
     const { query, filter, cursor } = await listRequest(ctx, req);
     const rows = await dashboard.transactions(filter, cursor);
-    const last = rows.length === 50 ? rows[rows.length - 1]! : null;
+    const last = rows.length === PAGE_SIZE ? rows[rows.length - 1]! : null;
     const next = last ? `${last.created_at}.${last.payment_id}` : null;
     return html(
       reply,
@@ -60,64 +58,6 @@ export function transactionRoutes(app: FastifyInstance, ctx: DashboardContext): 
     const detail = await dashboard.transaction(user(req), req.params.id);
     return html(reply, 200, page(frame(req, 'transactions', 'Transaction'), detailBody(user(req), detail)));
   });
-
-  app.post<{ Params: { id: string } }>(
-    '/transactions/:id/resend',
-    { schema: { hide: true } },
-    async (req, reply) => {
-      try {
-        await dashboard.resend(user(req), req.params.id);
-      } catch (err) {
-        if (!(err instanceof AppError) || err.statusCode === 404 || err.statusCode >= 500) throw err;
-        for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
-        const detail = await dashboard.transaction(user(req), req.params.id);
-        return html(
-          reply,
-          err.statusCode,
-          page(
-            frame(req, 'transactions', 'Transaction', { text: err.message, error: true }),
-            detailBody(user(req), detail),
-          ),
-        );
-      }
-      return redirect(reply, `/dashboard/transactions/${req.params.id}`, 'resent');
-    },
-  );
-
-  // A refund of a SUCCESS pay-in, through the API's path; the form is taken once (a double click
-  // refunds once) and the action is audited.
-  app.post<{ Params: { id: string } }>(
-    '/transactions/:id/refund',
-    { schema: { hide: true } },
-    async (req, reply) => {
-      const body = form(req);
-      const amount = parseAmountText(field(body, 'amount').trim());
-      if (amount === null || amount <= 0)
-        throw badQuery(
-          'The amount must be a positive number of rupees with at most 2 decimals, such as 100.00.',
-        );
-      const formId = field(body, 'form_id');
-      if (!FORM_ID.test(formId))
-        throw badQuery('The refund form is incomplete. Reload the page and try again.');
-      const reason = field(body, 'reason').trim();
-      if (reason.length > 100) throw badQuery('The reason is at most 100 characters.');
-      try {
-        await dashboard.refund(user(req), req.params.id, amount, reason || null, formId);
-      } catch (err) {
-        if (!(err instanceof AppError) || err.statusCode === 404 || err.statusCode >= 500) throw err;
-        const detail = await dashboard.transaction(user(req), req.params.id);
-        return html(
-          reply,
-          err.statusCode,
-          page(
-            frame(req, 'transactions', 'Transaction', { text: err.message, error: true }),
-            detailBody(user(req), detail),
-          ),
-        );
-      }
-      return redirect(reply, `/dashboard/transactions/${req.params.id}`, 'refunded');
-    },
-  );
 }
 
 /** The list's filter from its query string; 400 for a value no form sends. */

@@ -1,5 +1,5 @@
 /** The overview: balances, and volume and success rate by IST day as an SVG chart drawn here. */
-import type { DayPoint } from '../dashboard.service.ts';
+import type { DayPoint } from '../day-points.ts';
 import { esc, money, scrollTable } from './layout.ts';
 import { formatAmount } from '../../money.ts';
 
