@@ -13,7 +13,7 @@ import { AppError } from '../errors.ts';
 import { newRefundId } from '../ids.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { toPaise, toRupees } from '../money.ts';
-import { LIVE_MIN_PAISE } from '../payments/channel-choice.ts';
+import { liveRangeError } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
 import { normalUrl } from '../outbound/urls.ts';
@@ -225,14 +225,7 @@ export class RefundService {
         `The ${payin.channel} payment behind this pay-in is not known, so it cannot be refunded through ${payin.channel}`,
         { status: payin.status },
       );
-    const max = this.config.liveMaxPayinPaise;
-    if (amount < LIVE_MIN_PAISE || amount > max)
-      return new AppError(
-        'AMOUNT_OUT_OF_RANGE',
-        `A live refund must be from ${toRupees(LIVE_MIN_PAISE).toFixed(2)} to ${toRupees(max).toFixed(2)}`,
-        { min: toRupees(LIVE_MIN_PAISE), max: toRupees(max) },
-      );
-    return null;
+    return liveRangeError('refund', amount, this.config.liveMaxPayinPaise);
   }
 
   /** The first answer to this refund number, when it was used with the same request; 409 when with another; null when unused. */
