@@ -12,13 +12,14 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../src/db/database.ts';
-import type { TransactionTable } from '../src/db/schema.ts';
+import type { TransactionRow } from '../src/transactions/transactions.repository.ts';
+import { newTransaction } from '../src/transactions/new-transaction.ts';
 import { SqliteReads } from '../src/db/sqlite-reads.ts';
 import { DATABASES, PG_ADMIN_URL } from './support/databases.ts';
 import { skipFor, useGateway } from './support/harness.ts';
 
-function payin(paymentId: string, merchantId: string, amount: number): TransactionTable {
-  return {
+function payin(paymentId: string, merchantId: string, amount: number): TransactionRow {
+  return newTransaction({
     payment_id: paymentId,
     merchant_id: merchantId,
     kind: 'payin',
@@ -27,35 +28,11 @@ function payin(paymentId: string, merchantId: string, amount: number): Transacti
     amount,
     currency: 'INR',
     status: 'PENDING',
-    utr: '',
-    channel_txn_id: '',
     channel: 'sandbox',
-    user_name: null,
-    user_phone: null,
-    user_email: null,
-    callback_url: null,
-    redirect_url: null,
-    receiver_name: null,
-    receiver_account_no: null,
-    receiver_ifsc: null,
     request_hash: 'h',
     response_json: '{}',
-    upi_intent: null,
-    submit_attempts: 0,
-    reversed_at: null,
-    refund_of: null,
-    reason: null,
-    not_found_at: null,
-    channel_payment_id: null,
-    channel_payment_txn_id: null,
-    failure_reason: null,
-    expires_at: null,
-    next_action_at: null,
-    lease_until: null,
     created_at: 1,
-    updated_at: 1,
-    finalized_at: null,
-  };
+  });
 }
 
 function statusOf(

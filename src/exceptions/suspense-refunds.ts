@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Tables } from '../db/schema.ts';
 import { newPaymentId } from '../ids.ts';
 import { insertTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
+import { newTransaction } from '../transactions/new-transaction.ts';
 import { suspenseRefunded } from '../wallet/suspense.ledger.ts';
 import { exceptionsOfRefunds, updateException, type ExceptionRow } from './exceptions.repository.ts';
 
@@ -36,7 +37,7 @@ export async function startSuspenseRefund(
   at: number,
 ): Promise<string> {
   const refundId = newPaymentId();
-  const row: TransactionRow = {
+  const row = newTransaction({
     payment_id: refundId,
     merchant_id: merchantId,
     kind: 'refund',
@@ -45,36 +46,15 @@ export async function startSuspenseRefund(
     amount: e.outstanding,
     currency: e.currency,
     status: 'PENDING',
-    utr: '',
-    channel_txn_id: '',
     channel: e.provider,
-    user_name: null,
-    user_phone: null,
-    user_email: null,
-    callback_url: null,
-    redirect_url: null,
-    receiver_name: null,
-    receiver_account_no: null,
-    receiver_ifsc: null,
     request_hash: '',
     response_json: '{}',
-    expires_at: null,
     next_action_at: at,
-    lease_until: null,
     created_at: at,
-    updated_at: at,
-    finalized_at: null,
-    upi_intent: null,
-    submit_attempts: 0,
-    not_found_at: null,
-    reversed_at: null,
-    refund_of: null,
+    // No `refund_of`, no callback URL, and no provider's payment: the one it returns is the
+    // exception's reference (`refund.step.ts` reads it there).
     reason: `unmatched payment ${e.reference} (exception ${e.id})`.slice(0, 100),
-    // The provider's payment it returns is the exception's reference (`refund.step.ts` reads it there).
-    channel_payment_id: null,
-    channel_payment_txn_id: null,
-    failure_reason: null,
-  };
+  });
   await insertTransactions(tx, [row]);
   await updateException(tx, e.id, { refund_id: refundId, resolved_by: by });
   return refundId;

@@ -18,7 +18,12 @@ import type { PayinFlow } from '../payments/flows.ts';
 import { replayOf, requestHash, type Created } from '../payments/idempotency.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
-import { ChannelFailure, type PayinInstructions } from '../channels/channel.ts';
+import {
+  ChannelFailure,
+  type Channel,
+  type PayinInstructions,
+  type PayinOpening,
+} from '../channels/channel.ts';
 import {
   deleteOpening,
   findByOrderNos,
@@ -30,6 +35,7 @@ import {
   type OrderRow,
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
+import { newTransaction } from '../transactions/new-transaction.ts';
 import type {
   OffsitePayinResponse,
   PagePayinResponse,
@@ -53,6 +59,16 @@ export function openingTimeoutMs(channelTimeoutMs: number): number {
 }
 /** How often a repeat of an opening order looks whether the answer is there. */
 const OPENING_POLL_MS = 25;
+
+/** What a pay-in's creation answers. */
+type PayinCreated = Created<PagePayinResponse | OffsitePayinResponse>;
+
+/** A checked creation request: its channel, the row it writes, and what its channel is asked to open. */
+interface Prepared {
+  channel: Channel;
+  row: TransactionRow;
+  opening: PayinOpening;
+}
 
 interface Answer {
   response: PagePayinResponse | OffsitePayinResponse;
@@ -103,11 +119,18 @@ export class PayinService {
     );
   }
 
-  async create(
-    principal: Principal,
-    flow: PayinFlow,
-    req: PayinRequest,
-  ): Promise<Created<PagePayinResponse | OffsitePayinResponse>> {
+  async create(principal: Principal, flow: PayinFlow, req: PayinRequest): Promise<PayinCreated> {
+    const prepared = this.prepare(principal, flow, req);
+    return prepared.channel.opensRemotely
+      ? this.openRemotely(principal, flow, prepared)
+      : this.openHere(principal, flow, prepared);
+  }
+
+  /**
+   * A creation request checked (currency, then the channel's own limits) and made into the row it
+   * writes and the opening its channel is asked for; nothing is written yet.
+   */
+  private prepare(principal: Principal, flow: PayinFlow, req: PayinRequest): Prepared {
     const currency = checkCurrency(this.config, req.money.currency);
     const amount = toPaise(req.money.amount);
     const channel = this.channelFor(principal, 'payin', amount, currency);
@@ -125,11 +148,10 @@ export class PayinService {
       callback_url: callbackUrl,
       redirect_url: redirectUrl,
     });
-
     const paymentId = newPaymentId();
     const at = this.now();
     const expiresAt = at + this.config.payinExpiryS * 1000;
-    const row: TransactionRow = {
+    const row = newTransaction({
       payment_id: paymentId,
       merchant_id: principal.merchantId,
       kind: 'payin',
@@ -138,36 +160,19 @@ export class PayinService {
       amount,
       currency,
       status: 'PENDING',
-      utr: '',
-      channel_txn_id: '',
       channel: channel.name,
-      user_name: user.user_name ?? null,
+      user_name: user.user_name,
       user_phone: phone,
-      user_email: user.email ?? null,
+      user_email: user.email,
       callback_url: normalUrl(callbackUrl) ?? principal.callbackUrl,
       redirect_url: normalUrl(redirectUrl),
-      receiver_name: null,
-      receiver_account_no: null,
-      receiver_ifsc: null,
       request_hash: hash,
       response_json: OPENING,
       expires_at: expiresAt,
       next_action_at: expiresAt,
-      lease_until: null,
       created_at: at,
-      updated_at: at,
-      finalized_at: null,
-      upi_intent: null,
-      submit_attempts: 0,
-      reversed_at: null,
-      refund_of: null,
-      reason: null,
-      not_found_at: null,
-      channel_payment_id: null,
-      channel_payment_txn_id: null,
-      failure_reason: null,
-    };
-    const opening = {
+    });
+    const opening: PayinOpening = {
       paymentId,
       merchantOrderNo: req.merchant_order_no,
       amount,
@@ -175,38 +180,52 @@ export class PayinService {
       expiresAt,
       merchant: { name: principal.merchantName, vpa: principal.vpa },
     };
+    return { channel, row, opening };
+  }
 
-    if (!channel.opensRemotely) {
-      // Nothing to record first: the answer is at hand, and the pay-in is written with it.
-      const answer = await this.answer(flow, row, await channel.openPayin(opening));
-      const inserted = await this.inserts.submit({
-        ...row,
-        response_json: answer.stored,
-        channel_txn_id: answer.channelTxnId,
-      });
-      if (inserted) return { body: answer.response, replayed: false };
-      return this.replay(principal, flow, req.merchant_order_no, hash);
-    }
+  /** A channel that answers at once: nothing to record first, the pay-in is written with its answer. */
+  private async openHere(
+    principal: Principal,
+    flow: PayinFlow,
+    { channel, row, opening }: Prepared,
+  ): Promise<PayinCreated> {
+    const answer = await this.answer(flow, row, await channel.openPayin(opening));
+    const inserted = await this.inserts.submit({
+      ...row,
+      response_json: answer.stored,
+      channel_txn_id: answer.channelTxnId,
+    });
+    if (inserted) return { body: answer.response, replayed: false };
+    return this.replay(principal, flow, row.merchant_order_no, row.request_hash);
+  }
 
-    // Recorded first, so that a repeat of the order waits for this call instead of opening a
-    // second one; until the answer is recorded the worker treats the row as abandoned after
-    // OPENING_TIMEOUT_MS, and removes it.
+  /**
+   * A channel called over the network. The pay-in is recorded first, so that a repeat of the order
+   * waits for this call instead of opening a second one; until the answer is recorded the worker
+   * treats the row as abandoned after OPENING_TIMEOUT_MS, and removes it.
+   */
+  private async openRemotely(
+    principal: Principal,
+    flow: PayinFlow,
+    { channel, row, opening }: Prepared,
+  ): Promise<PayinCreated> {
+    const at = row.created_at;
     if (!(await this.inserts.submit({ ...row, next_action_at: at + this.openingTimeoutMs })))
-      return this.replay(principal, flow, req.merchant_order_no, hash);
+      return this.replay(principal, flow, row.merchant_order_no, row.request_hash);
     let answer: Answer;
     try {
       answer = await this.answer(flow, row, await channel.openPayin(opening));
     } catch (err) {
-      await deleteOpening(this.db, paymentId);
+      await deleteOpening(this.db, row.payment_id);
       throw err instanceof ChannelFailure ? openingError(err) : err;
     }
-    const recorded = await recordOpened(this.db, paymentId, {
+    const recorded = await recordOpened(this.db, row.payment_id, {
       responseJson: answer.stored,
       channelTxnId: answer.channelTxnId,
       upiIntent: answer.upiIntent,
-      expiresAt,
+      expiresAt: opening.expiresAt,
       // A live channel's pay-in is asked about when no notification came within CHANNEL_POLL_MS.
-      nextActionAt: Math.min(expiresAt, at + channel.pollDelayMs('payin', 0)),
+      nextActionAt: Math.min(opening.expiresAt, at + channel.pollDelayMs('payin', 0)),
     });
     // Answered after OPENING_TIMEOUT_MS: the record was removed as abandoned, so this pay-in
     // does not exist and must not be handed out.
@@ -266,7 +285,7 @@ export class PayinService {
     flow: PayinFlow,
     orderNo: string,
     hash: string,
-  ): Promise<Created<PagePayinResponse | OffsitePayinResponse>> {
+  ): Promise<PayinCreated> {
     const deadline = Date.now() + this.openingTimeoutMs;
     for (;;) {
       const existing = await this.lookups.submit({

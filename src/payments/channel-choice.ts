@@ -42,12 +42,22 @@ export function channelChoice(sandbox: Channel, live: LiveChannels): ChannelFor 
         supported_currencies: ['INR'],
       });
     const max = kind === 'payin' ? live.maxPayin : live.maxPayout;
-    if (amount < LIVE_MIN_PAISE || amount > max)
-      throw new AppError(
-        'AMOUNT_OUT_OF_RANGE',
-        `A live ${kind === 'payin' ? 'pay-in' : 'payout'} must be from ${toRupees(LIVE_MIN_PAISE).toFixed(2)} to ${toRupees(max).toFixed(2)}`,
-        { min: toRupees(LIVE_MIN_PAISE), max: toRupees(max) },
-      );
+    const outOfRange = liveRangeError(kind === 'payin' ? 'pay-in' : 'payout', amount, max);
+    if (outOfRange) throw outOfRange;
     return channel;
   };
+}
+
+/**
+ * 400 AMOUNT_OUT_OF_RANGE when a live payment (`what`: pay-in, payout, refund) of `amount` paise
+ * is outside its rail's range, from LIVE_MIN_PAISE to `max`; null when it is inside.
+ */
+export function liveRangeError(what: string, amount: number, max: number): AppError | null {
+  if (amount < LIVE_MIN_PAISE || amount > max)
+    return new AppError(
+      'AMOUNT_OUT_OF_RANGE',
+      `A live ${what} must be from ${toRupees(LIVE_MIN_PAISE).toFixed(2)} to ${toRupees(max).toFixed(2)}`,
+      { min: toRupees(LIVE_MIN_PAISE), max: toRupees(max) },
+    );
+  return null;
 }

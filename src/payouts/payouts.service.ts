@@ -18,6 +18,7 @@ import { checkCurrency } from '../payments/currency.ts';
 import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
 import { toStatusResponse } from '../payments/status-view.ts';
 import { findStatus } from '../transactions/transactions.repository.ts';
+import { newTransaction } from '../transactions/new-transaction.ts';
 import { PayoutBatchWriter, type PendingPayout } from './payout-batch.writer.ts';
 import type { PayoutRequest, PayoutResponse, PayoutStatusResponse } from './payouts.schemas.ts';
 
@@ -41,6 +42,30 @@ export class PayoutService {
   }
 
   async create(principal: Principal, req: PayoutRequest): Promise<Created<PayoutResponse>> {
+    const { pending, response } = this.prepare(principal, req);
+    let written = await this.writer.submit(pending);
+    while (written.outcome === 'retry') written = await this.writer.submit(pending);
+    if (written.outcome === 'insufficient') {
+      throw new AppError('INSUFFICIENT_BALANCE', 'Available balance is lower than the payout amount', {
+        available: toRupees(written.available),
+        requested: toRupees(pending.hold.amount),
+      });
+    }
+    if (written.outcome === 'order_no_taken') {
+      return replayOrConflict(this.db, principal, 'payout', req.merchant_order_no, pending.row.request_hash);
+    }
+    this.onCreated();
+    return { body: response, replayed: false };
+  }
+
+  /**
+   * A creation request checked (currency, then the channel's own limits) and made into the row it
+   * writes, the hold it takes and the response it answers; nothing is written yet.
+   */
+  private prepare(
+    principal: Principal,
+    req: PayoutRequest,
+  ): { pending: PendingPayout; response: PayoutResponse } {
     const currency = checkCurrency(this.config, req.money.currency);
     const amount = toPaise(req.money.amount);
     const channel = this.channelFor(principal, 'payout', amount, currency);
@@ -69,7 +94,7 @@ export class PayoutService {
     const at = this.now();
     const pending: PendingPayout = {
       hold: { merchantId: principal.merchantId, currency, amount, paymentId },
-      row: {
+      row: newTransaction({
         payment_id: paymentId,
         merchant_id: principal.merchantId,
         kind: 'payout',
@@ -78,49 +103,21 @@ export class PayoutService {
         amount,
         currency,
         status: 'PENDING',
-        utr: '',
-        channel_txn_id: '',
         channel: channel.name,
-        user_name: user.user_name ?? null,
-        user_phone: user.phone_number ?? null,
-        user_email: user.email ?? null,
+        user_name: user.user_name,
+        user_phone: user.phone_number,
+        user_email: user.email,
         callback_url: normalUrl(callbackUrl) ?? principal.callbackUrl,
-        redirect_url: null,
         receiver_name: req.receiver.name,
         receiver_account_no: req.receiver.account_no,
         receiver_ifsc: req.receiver.ifsc_code,
         request_hash: hash,
         response_json: JSON.stringify(response),
-        expires_at: null,
         next_action_at: at,
-        lease_until: null,
         created_at: at,
-        updated_at: at,
-        finalized_at: null,
-        upi_intent: null,
-        submit_attempts: 0,
-        reversed_at: null,
-        refund_of: null,
-        reason: null,
-        not_found_at: null,
-        channel_payment_id: null,
-        channel_payment_txn_id: null,
-        failure_reason: null,
-      },
+      }),
     };
-    let written = await this.writer.submit(pending);
-    while (written.outcome === 'retry') written = await this.writer.submit(pending);
-    if (written.outcome === 'insufficient') {
-      throw new AppError('INSUFFICIENT_BALANCE', 'Available balance is lower than the payout amount', {
-        available: toRupees(written.available),
-        requested: toRupees(amount),
-      });
-    }
-    if (written.outcome === 'order_no_taken') {
-      return replayOrConflict(this.db, principal, 'payout', req.merchant_order_no, hash);
-    }
-    this.onCreated();
-    return { body: response, replayed: false };
+    return { pending, response };
   }
 
   async status(principal: Principal, paymentId: string): Promise<PayoutStatusResponse> {

@@ -13,7 +13,7 @@ import { AppError } from '../errors.ts';
 import { newRefundId } from '../ids.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
 import { toPaise, toRupees } from '../money.ts';
-import { LIVE_MIN_PAISE } from '../payments/channel-choice.ts';
+import { liveRangeError } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import { requestHash, type Created } from '../payments/idempotency.ts';
 import { normalUrl } from '../outbound/urls.ts';
@@ -22,12 +22,29 @@ import {
   findTransaction,
   type TransactionRow,
 } from '../transactions/transactions.repository.ts';
+import { newTransaction } from '../transactions/new-transaction.ts';
 import { findMerchant } from '../merchants/merchants.repository.ts';
 import { base62 } from '../ids.ts';
-import { RefundBatchWriter, type MadeRefund } from './refund-batch.writer.ts';
+import {
+  RefundBatchWriter,
+  type MadeRefund,
+  type PendingRefund,
+  type RefundWritten,
+} from './refund-batch.writer.ts';
 import type { RefundedPayin } from './refunds.repository.ts';
 import type { RefundRequest, RefundResponse, RefundStatusResponse } from './refunds.schemas.ts';
 import { toRefundStatus } from './refund-status.ts';
+
+/** A refund request as read before its pay-in is: what its row, its replay and its answer are made of. */
+interface Asked {
+  refundId: string;
+  amount: number;
+  currency: string;
+  reason: string | null;
+  callbackUrl: string | null;
+  hash: string;
+  response: RefundResponse;
+}
 
 export class RefundService {
   private readonly writer: RefundBatchWriter;
@@ -46,6 +63,23 @@ export class RefundService {
   }
 
   async create(principal: Principal, req: RefundRequest): Promise<Created<RefundResponse>> {
+    const asked = this.asked(req);
+    const pending: PendingRefund = {
+      merchantId: principal.merchantId,
+      currency: asked.currency,
+      refundNo: req.merchant_refund_no,
+      payinId: req.payment_id,
+      make: (payin) => this.make(principal, req, asked, payin),
+    };
+    let written = await this.writer.submit(pending);
+    while (written.outcome === 'retry') written = await this.writer.submit(pending);
+    if (written.outcome !== 'created') return this.notCreated(principal, req, asked, written);
+    this.onCreated();
+    return { body: asked.response, replayed: false };
+  }
+
+  /** A refund request read: its currency checked, its amount in paise, and what it answers when created. */
+  private asked(req: RefundRequest): Asked {
     const currency = checkCurrency(this.config, req.money.currency);
     const amount = toPaise(req.money.amount);
     const callbackUrl = req.callback_url ?? null;
@@ -68,91 +102,88 @@ export class RefundService {
       status: 'PENDING',
       message: 'Refund initiated',
     };
-    const make = (payin: RefundedPayin | undefined): MadeRefund | { refusal: AppError } => {
-      const refusal = this.refusal(principal, payin, currency, amount);
-      if (refusal || !payin) return { refusal: refusal! };
-      const at = this.now();
-      return {
-        row: {
-          payment_id: refundId,
-          merchant_id: principal.merchantId,
-          kind: 'refund',
-          flow: 'refund',
-          merchant_order_no: req.merchant_refund_no,
-          amount,
-          currency,
-          status: 'PENDING',
-          utr: '',
-          channel_txn_id: '',
-          channel: payin.channel,
-          user_name: payin.user_name,
-          user_phone: payin.user_phone,
-          user_email: payin.user_email,
-          // The refund's own URL, else the pay-in's (which was the merchant's default when it had none).
-          callback_url: normalUrl(callbackUrl) ?? payin.callback_url ?? principal.callbackUrl,
-          redirect_url: null,
-          receiver_name: null,
-          receiver_account_no: null,
-          receiver_ifsc: null,
-          request_hash: hash,
-          response_json: JSON.stringify(response),
-          expires_at: null,
-          next_action_at: at,
-          lease_until: null,
-          created_at: at,
-          updated_at: at,
-          finalized_at: null,
-          upi_intent: null,
-          submit_attempts: 0,
-          reversed_at: null,
-          refund_of: payin.payment_id,
-          reason,
-          not_found_at: null,
-          // The provider's payment the refund returns: the refund carries what its channel needs.
-          channel_payment_id: payin.channel_payment_id,
-          channel_payment_txn_id: payin.channel_payment_txn_id,
-          failure_reason: null,
-        },
-        hold: { merchantId: principal.merchantId, currency, amount, paymentId: refundId },
-      };
+    return { refundId, amount, currency, reason, callbackUrl, hash, response };
+  }
+
+  /** The refund made from its pay-in as the writer read it under lock, or why it cannot be. */
+  private make(
+    principal: Principal,
+    req: RefundRequest,
+    asked: Asked,
+    payin: RefundedPayin | undefined,
+  ): MadeRefund | { refusal: AppError } {
+    const refusal = this.refusal(principal, payin, asked.currency, asked.amount);
+    if (refusal || !payin) return { refusal: refusal! };
+    const at = this.now();
+    const row = newTransaction({
+      payment_id: asked.refundId,
+      merchant_id: principal.merchantId,
+      kind: 'refund',
+      flow: 'refund',
+      merchant_order_no: req.merchant_refund_no,
+      amount: asked.amount,
+      currency: asked.currency,
+      status: 'PENDING',
+      channel: payin.channel,
+      user_name: payin.user_name,
+      user_phone: payin.user_phone,
+      user_email: payin.user_email,
+      // The refund's own URL, else the pay-in's (which was the merchant's default when it had none).
+      callback_url: normalUrl(asked.callbackUrl) ?? payin.callback_url ?? principal.callbackUrl,
+      request_hash: asked.hash,
+      response_json: JSON.stringify(asked.response),
+      next_action_at: at,
+      created_at: at,
+      reason: asked.reason,
+      // The provider's payment the refund returns: the refund carries what its channel needs.
+      channel_payment_id: payin.channel_payment_id,
+      channel_payment_txn_id: payin.channel_payment_txn_id,
+    });
+    return {
+      // `refund_of` set after the defaults, so that the row's type says it names its pay-in.
+      row: { ...row, refund_of: payin.payment_id },
+      hold: {
+        merchantId: principal.merchantId,
+        currency: asked.currency,
+        amount: asked.amount,
+        paymentId: asked.refundId,
+      },
     };
-    const pending = {
-      merchantId: principal.merchantId,
-      currency,
-      refundNo: req.merchant_refund_no,
-      payinId: req.payment_id,
-      make,
-    };
-    let written = await this.writer.submit(pending);
-    while (written.outcome === 'retry') written = await this.writer.submit(pending);
+  }
+
+  /** What a refund that was not created answers: its replay, a conflict, or why it was refused. */
+  private async notCreated(
+    principal: Principal,
+    req: RefundRequest,
+    asked: Asked,
+    written: Exclude<RefundWritten, { outcome: 'created' | 'retry' }>,
+  ): Promise<Created<RefundResponse>> {
     switch (written.outcome) {
       case 'refused': {
         // The refund number first: a repeat is answered as the first request was, and a used
         // number is a conflict, whatever has happened to the pay-in since (on the way to a new
         // refund the insert itself finds a used number).
-        const replay = await this.replay(principal, req.merchant_refund_no, hash);
+        const replay = await this.replay(principal, req.merchant_refund_no, asked.hash);
         if (replay) return replay;
         throw written.refusal;
       }
       case 'exceeds':
         throw new AppError('REFUND_EXCEEDS_PAYMENT', 'The refunds of this pay-in would exceed its amount', {
           refundable: toRupees(written.refundable),
-          requested: toRupees(amount),
+          requested: toRupees(asked.amount),
         });
       case 'insufficient':
         throw new AppError('INSUFFICIENT_BALANCE', 'Available balance is lower than the refund amount', {
           available: toRupees(written.available),
-          requested: toRupees(amount),
+          requested: toRupees(asked.amount),
         });
       case 'refund_no_taken': {
-        const again = await this.replay(principal, req.merchant_refund_no, hash);
+        const again = await this.replay(principal, req.merchant_refund_no, asked.hash);
         if (again) return again;
         // Taken by a refund that was then refused: its number is free again.
         return this.create(principal, req);
       }
     }
-    this.onCreated();
-    return { body: response, replayed: false };
   }
 
   /** Why `payin` cannot be refunded by this request, or null when it can. */
@@ -194,14 +225,7 @@ export class RefundService {
         `The ${payin.channel} payment behind this pay-in is not known, so it cannot be refunded through ${payin.channel}`,
         { status: payin.status },
       );
-    const max = this.config.liveMaxPayinPaise;
-    if (amount < LIVE_MIN_PAISE || amount > max)
-      return new AppError(
-        'AMOUNT_OUT_OF_RANGE',
-        `A live refund must be from ${toRupees(LIVE_MIN_PAISE).toFixed(2)} to ${toRupees(max).toFixed(2)}`,
-        { min: toRupees(LIVE_MIN_PAISE), max: toRupees(max) },
-      );
-    return null;
+    return liveRangeError('refund', amount, this.config.liveMaxPayinPaise);
   }
 
   /** The first answer to this refund number, when it was used with the same request; 409 when with another; null when unused. */

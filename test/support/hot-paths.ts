@@ -27,6 +27,7 @@ import {
   recordOpened,
   type TransactionRow,
 } from '../../src/transactions/transactions.repository.ts';
+import { newTransaction } from '../../src/transactions/new-transaction.ts';
 import { lockAvailable, moveToHeldMany } from '../../src/wallet/wallet.repository.ts';
 import { lockWithPayins, readPayins, refundedOf } from '../../src/refunds/refunds.repository.ts';
 import {
@@ -77,7 +78,7 @@ const PK = ['payment_id'];
 const ORDER_NO = ['merchant_id', 'kind', 'merchant_order_no'];
 
 export function newPayin(v: Values): TransactionRow {
-  return {
+  return newTransaction({
     payment_id: v.paymentId,
     merchant_id: v.merchantId,
     kind: 'payin',
@@ -86,35 +87,13 @@ export function newPayin(v: Values): TransactionRow {
     amount: 50_000,
     currency: 'INR',
     status: 'PENDING',
-    utr: '',
-    channel_txn_id: '',
     channel: 'sandbox',
-    user_name: null,
-    user_phone: null,
-    user_email: null,
-    callback_url: null,
-    redirect_url: null,
-    receiver_name: null,
-    receiver_account_no: null,
-    receiver_ifsc: null,
     request_hash: 'h',
     response_json: '{}',
     expires_at: v.now,
     next_action_at: v.now,
-    lease_until: null,
     created_at: v.now,
-    updated_at: v.now,
-    finalized_at: null,
-    upi_intent: null,
-    submit_attempts: 0,
-    reversed_at: null,
-    refund_of: null,
-    reason: null,
-    not_found_at: null,
-    channel_payment_id: null,
-    channel_payment_txn_id: null,
-    failure_reason: null,
-  };
+  });
 }
 
 export const HOT_PATHS: HotPath[] = [
