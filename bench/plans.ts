@@ -1,5 +1,5 @@
 /**
- * Plans: `test/query-plans.test.ts` at 1,000,000 rows. A new database gets `planRows` pay-ins of one
+ * Plans: `test/db/query-plans.test.ts` at 1,000,000 rows. A new database gets `planRows` pay-ins of one
  * merchant (bulk-loaded, no ANALYZE) and a few of a second; then every hot-path statement
  * (`test/support/hot-paths.ts`) is explained as the gateway issues it, once without statistics and
  * once after the gateway gathered them (`keepStatistics`), and every statement that does not go

@@ -4,8 +4,8 @@
  * hooks, and loading the gateway that way costs about 1.5 CPU-s more per file than loading it
  * compiled; over some seventy files that is more than a minute of CPU.
  *
- * Each file is compiled beside its source, as `.NAME.js` (`test/payouts.test.ts` →
- * `test/.payouts.test.js`), so that a path a test finds relative to its own file (a vector, the
+ * Each file is compiled beside its source, as `.NAME.js` (`test/payouts/create-hold-and-settle.test.ts` →
+ * `test/payouts/.create-hold-and-settle.test.js`), so that a path a test finds relative to its own file (a vector, the
  * repository's root) is the same compiled or not. What a file imports from `src/` is imported from
  * `dist/` instead, which `npm test` has just built, and which the `paygate` processes the tests
  * start run too. Types are not checked here (`npm run typecheck` does). A file is compiled again

@@ -1,7 +1,7 @@
 /**
  * What `npm test` and `npm run soak` share: finding test files, putting the longest first, and
  * running them with node's test runner. Files named on the command line run alone
- * (`npm test -- test/payouts.test.ts`); other arguments are passed on to `node --test`.
+ * (`npm test -- test/payouts/create-hold-and-settle.test.ts`); other arguments are passed on to `node --test`.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';

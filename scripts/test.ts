@@ -12,17 +12,17 @@ import { longestFirst, root, runTests, testFiles } from './run-tests.ts';
 
 /** The longest files, longest first (by their time in a whole run on 2 cores). */
 const FIRST = [
-  'test/dashboard-browser.test.ts',
-  'test/dashboard.test.ts',
-  'test/channels-check.test.ts',
-  'test/cli.test.ts',
-  'test/reconcile.test.ts',
-  'test/live-e2e.test.ts',
-  'test/live-channels.test.ts',
-  'test/console-users.test.ts',
-  'test/console-phone-browser.test.ts',
-  'test/live-payouts.test.ts',
-  'test/live-payins.test.ts',
+  'test/dashboard/console-browser.test.ts',
+  'test/dashboard/sign-in-isolation-and-lists.test.ts',
+  'test/cli/channels-check.test.ts',
+  'test/cli/commands.test.ts',
+  'test/reconcile/differences.test.ts',
+  'test/live/live-merchant-end-to-end.test.ts',
+  'test/live/setu-and-cashfree-flows.test.ts',
+  'test/dashboard/users.test.ts',
+  'test/dashboard/phone-layout-browser.test.ts',
+  'test/live/payouts-sent-once.test.ts',
+  'test/live/payins-production-rules.test.ts',
 ];
 
 const examples = readdirSync(path.join(root, 'examples'), { withFileTypes: true })

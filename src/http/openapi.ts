@@ -4,7 +4,7 @@
  * `urlParses`, `urlSchemes`, `emailAddress`, `maxDecimalPlaces`) become OpenAPI 3.0 terms or go,
  * `exclusiveMinimum` is written the 3.0 way, every operation gets an `operationId` (the SDK's method
  * names) and its security, callbacks their summary, and the document names its server and licence. Redocly's recommended
- * rules check the result (test/openapi-lint.test.ts).
+ * rules check the result (test/http/openapi-lint.test.ts).
  */
 
 /** The SDK's method names (client/src/operations.ts), and names for the operations endpoints. */

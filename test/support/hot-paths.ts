@@ -2,7 +2,7 @@
  * The statements on the gateway's hot paths, each named, with the index it must go through on both
  * databases whatever their statistics. Each entry calls the repository function that issues the
  * statement, so the statement checked is the one the application sends. To add a hot path (a new
- * feature's lookups), add an entry: `test/query-plans.test.ts` and `npm run bench -- --only plans`
+ * feature's lookups), add an entry: `test/db/query-plans.test.ts` and `npm run bench -- --only plans`
  * check every entry.
  */
 import type { Kysely } from 'kysely';

@@ -1,0 +1,147 @@
+/**
+ * The channels' notification endpoints as an attacker and an operator see them, on both databases:
+ * other methods than POST are 405 as on the API's paths; bad signatures count against the client
+ * address's failed-authentication limit (60 a minute, shared with bad API keys), then 429; metrics
+ * count notifications by channel and result and show when each channel last sent a verified one.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DATABASES } from '../support/databases.ts';
+import { fakeSetuSignature } from '../support/fake-setu.ts';
+import { skipFor, testAccounts } from '../support/harness.ts';
+import { useLive, type LiveGateway } from '../support/live.ts';
+
+const PASSWORD = 'correct horse battery';
+
+/** Signs an operator in to the console over inject, as a browser would; answers its session cookie. */
+async function operatorSession(l: LiveGateway, email: string): Promise<string> {
+  const form = await l.gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+  const token = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
+  const res = await l.gw.app.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
+    payload: new URLSearchParams({ email, password: PASSWORD, csrf: token }).toString(),
+  });
+  assert.equal(res.statusCode, 303, res.body.slice(0, 500));
+  const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  return cookies.find((c) => c.startsWith('paygate_session='))!.split(';')[0]!;
+}
+
+const metricValue = (text: string, line: string) => {
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found === undefined ? null : Number(found.slice(line.length + 1));
+};
+
+for (const kind of DATABASES) {
+  describe(`the notification endpoints on ${kind}`, { skip: await skipFor(kind) }, () => {
+    const live = useLive(kind);
+
+    it('answers 405 METHOD_NOT_ALLOWED with Allow: POST to other methods', async () => {
+      const l = live();
+      for (const provider of ['setu', 'cashfree'])
+        for (const method of ['GET', 'PUT', 'DELETE']) {
+          const res = await fetch(`${l.gw.baseUrl}/channels/${provider}/notifications`, { method });
+          assert.equal(res.status, 405, `${method} ${provider}`);
+          assert.equal(res.headers.get('allow'), 'POST');
+          assert.equal(((await res.json()) as any).error.error_code, 'METHOD_NOT_ALLOWED');
+        }
+    });
+
+    it('counts verified notifications by channel and result, and when the channel last sent one', async () => {
+      const l = live();
+      const metrics = async () => (await fetch(`${l.gw.baseUrl}/metrics`)).text();
+      const line = (result: string) =>
+        `paygate_channel_notifications_total{channel="setu",result="${result}"}`;
+      const before = await metrics();
+      assert.equal(
+        metricValue(before, 'paygate_channel_last_notification_timestamp_seconds{channel="setu"}'),
+        null,
+      );
+      const raw = JSON.stringify({ eventId: `metrics-${kind}`, eventType: 'payment.initiated' });
+      const sentAt = Date.now();
+      assert.equal(await l.setu.send(raw), 200);
+      assert.equal(await l.setu.send(raw), 200);
+      assert.equal(await l.setu.send(raw, fakeSetuSignature(raw, 'not-the-secret')), 401);
+      const after = await metrics();
+      assert.equal(metricValue(after, line('accepted')), (metricValue(before, line('accepted')) ?? 0) + 1);
+      assert.equal(metricValue(after, line('duplicate')), (metricValue(before, line('duplicate')) ?? 0) + 1);
+      assert.equal(metricValue(after, line('signature_invalid')), 1);
+      const last = metricValue(after, 'paygate_channel_last_notification_timestamp_seconds{channel="setu"}');
+      assert.ok(last !== null && Math.abs(last * 1000 - sentAt) < 5000, `last notification at ${last}`);
+      assert.equal(
+        metricValue(after, 'paygate_channel_last_notification_timestamp_seconds{channel="cashfree"}'),
+        null,
+      );
+    });
+
+    it("shows operators each channel's last verified notification, and an unreadable amount as such", async () => {
+      const l = live();
+      const accounts = testAccounts(l.gw.database.db);
+      const email = `ops-${kind}@example.com`;
+      await accounts.createUser({ email, role: 'operator', merchantId: null, password: PASSWORD });
+      const created = await l.post('/payments/onsite/payin', {
+        money: { amount: 120 },
+        merchant_order_no: `console-${kind}`,
+      });
+      assert.equal(created.status, 200, created.text);
+      const qr = l.setu.qrFor(created.body.payment_id)!;
+      const payment = await l.setu.pay(created.body.payment_id, { notify: false, keepActive: true });
+      const raw = JSON.stringify({ ...l.setu.event('payment.success', qr, payment), amount: '120.00' });
+      assert.equal(await l.setu.send(raw), 200);
+      const cookie = await operatorSession(l, email);
+      const page = await l.gw.app.inject({
+        method: 'GET',
+        url: '/dashboard/exceptions',
+        headers: { cookie },
+      });
+      assert.equal(page.statusCode, 200);
+      const card =
+        /<section class="card" aria-labelledby="notified-h">.*?<\/section>/s.exec(page.body)?.[0] ?? '';
+      const setuAt = /<dt>setu<\/dt><dd><time datetime="([^"]+)"/.exec(card)?.[1];
+      assert.ok(setuAt && Math.abs(Date.parse(setuAt) - Date.now()) < 60_000, card);
+      assert.match(card, /<dt>cashfree<\/dt><dd>none yet<\/dd>/, card);
+      assert.ok(page.body.includes('unreadable (&quot;120.00&quot;)'), 'the amount Setu sent, as it sent it');
+      assert.ok(!page.body.includes('-0.01'));
+    });
+
+    it('counts bad signatures against the failed-authentication limit: 429 after 60, for API keys too', async () => {
+      const l = live();
+      const raw = JSON.stringify({ eventId: `limit-${kind}`, eventType: 'payment.initiated' });
+      const bad = fakeSetuSignature(raw, 'not-the-secret');
+      const metrics = await (await fetch(`${l.gw.baseUrl}/metrics`)).text();
+      const counted =
+        metricValue(
+          metrics,
+          'paygate_channel_notifications_total{channel="setu",result="signature_invalid"}',
+        ) ?? 0;
+      for (let i = counted; i < 60; i++) assert.equal(await l.setu.send(raw, bad), 401, `failure ${i + 1}`);
+      const limited = await fetch(l.setu.notifyUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-setu-signature': fakeSetuSignature(raw, l.setu.webhookSecret),
+        },
+        body: raw,
+      });
+      assert.equal(limited.status, 429, 'even a good signature waits out the window');
+      assert.ok(Number(limited.headers.get('retry-after')) > 0);
+      assert.equal(((await limited.json()) as any).error.error_code, 'RATE_LIMITED');
+      const api = await fetch(`${l.gw.baseUrl}/wallet/balance`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer sk_live_notAKeyAtAllButWellFormed0001',
+          'content-type': 'application/json',
+        },
+        body: '{}',
+      });
+      assert.equal(api.status, 429, 'the same address guessing API keys is limited too');
+      const events = await l.gw.database.db
+        .selectFrom('channel_events')
+        .select('event_id')
+        .where('event_id', '=', `limit-${kind}`)
+        .execute();
+      assert.deepEqual(events, [], 'nothing was stored');
+    });
+  });
+}
