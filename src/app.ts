@@ -153,6 +153,7 @@ function background(
     notifications: services.notifications,
     stuckAfterMs: config.channelStuckAfterS * 1000,
     leaseMs: workerLeaseMs(config.channelTimeoutMs),
+    resendAfterMs: config.channelResendAfterMs,
     channelNames: services.channelNames,
   });
   services.notifications.logger = app.log;

@@ -59,6 +59,16 @@ export interface Config {
   readonly channelStuckAfterS: number;
   /** When the daily reconciliation runs, as minutes after IST midnight (RECONCILE_AT, HH:MM). */
   readonly reconcileAtMinutes: number;
+  /**
+   * How many days before the reconciled day a run also reads back the transactions that became final
+   * then and that the provider can still change (a reversal, a late payment, a refund's late outcome).
+   */
+  readonly reconcileLookbackDays: number;
+  /**
+   * The least time after a send whose outcome is unknown before a Setu call may be sent again, in ms
+   * (CHANNEL_RESEND_AFTER_S): Setu documents no uniqueness of its references.
+   */
+  readonly channelResendAfterMs: number;
 }
 
 export interface SetuSettings {
@@ -311,5 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
     liveMaxPayoutPaise: amountSetting(env, 'LIVE_MAX_PAYOUT', '500000.00'),
     channelStuckAfterS: integer(env, 'CHANNEL_STUCK_AFTER_S', 86_400, 1),
     reconcileAtMinutes: reconcileAt(env),
+    reconcileLookbackDays: integer(env, 'RECONCILE_LOOKBACK_DAYS', 7, 0, 90),
+    channelResendAfterMs: integer(env, 'CHANNEL_RESEND_AFTER_S', 600, 0, 86_400) * 1000,
   });
 }

@@ -84,7 +84,14 @@ export async function startServer(
   // Through the app's own channels, so the daily run shares this process's limit with the worker.
   const reconciler = new ReconcileScheduler(
     database.db,
-    new ReconcileService(database.db, { setu: services.setu, cashfree: services.cashfree }),
+    new ReconcileService(
+      database.db,
+      { setu: services.setu, cashfree: services.cashfree },
+      services.outcomes,
+      {
+        lookbackDays: config.reconcileLookbackDays,
+      },
+    ),
     { atMinutes: config.reconcileAtMinutes, logger: app.log },
   );
   reconciler.start();

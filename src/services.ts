@@ -24,7 +24,8 @@ import { FinalityService } from './finality/finality.service.ts';
 import { WalletService } from './wallet/wallet.service.ts';
 import { UnmatchedMoney } from './exceptions/unmatched.ts';
 import { ExceptionService } from './exceptions/exceptions.service.ts';
-import { exceptionsLedgerCheck } from './exceptions/ledger-check.ts';
+import { exceptionJournalsCheck, exceptionsLedgerCheck } from './exceptions/ledger-check.ts';
+import { finalJournalsCheck } from './finality/ledger-check.ts';
 
 export interface Services {
   merchants: MerchantService;
@@ -96,7 +97,7 @@ export function buildServices(config: Config, database: Database, now: () => num
   );
   return {
     merchants: new MerchantService(db, now, config.webhookSecretOverlapS, setu),
-    wallets: new WalletService(db, now, [exceptionsLedgerCheck]),
+    wallets: new WalletService(db, now, [exceptionsLedgerCheck, exceptionJournalsCheck, finalJournalsCheck]),
     payins: new PayinService(database, config, channelFor, now),
     payouts: new PayoutService(database, config, channelFor, now),
     refunds: new RefundService(database, config, (name) => byName.get(name), now),

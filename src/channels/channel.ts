@@ -116,6 +116,12 @@ export interface RefundState {
 /** What a channel that refunds its pay-ins does (the sandbox, Setu). */
 export interface RefundRail {
   /**
+   * Whether the channel refuses a second refund under the same refund_id. Where it does not (Setu
+   * documents no uniqueness of `referenceId`), a refund whose send had an unknown outcome, answered
+   * or not, is sent again only CHANNEL_RESEND_AFTER_S after that send at the earliest.
+   */
+  readonly uniqueReferences: boolean;
+  /**
    * Hands a refund to the channel. Answers its reference and, when the channel answered with one
    * at once, the final outcome (a refusal of the refund itself is FAILED with the reason). Throws
    * `ChannelFailure` when the outcome is not known or the channel did not take it.

@@ -38,6 +38,7 @@ export class SandboxChannel implements Channel {
   /** In the process: a send it did not answer died with the process and can never arrive. */
   readonly inTransitMs = 0;
   readonly refunds: RefundRail = {
+    uniqueReferences: true,
     submitRefund: async () => ({ channelTxnId: `SBXR${base62(16)}`, outcome: null }),
     readRefund: async (r) => this.readRefund(r),
   };

@@ -1,5 +1,5 @@
 /** `reconcile`: compares a day of live transactions with what Setu and Cashfree hold (CONTRACT §13). */
-import { liveChannels } from '../services.ts';
+import { buildServices } from '../services.ts';
 import { badDate, istYesterday } from '../ist.ts';
 import {
   RECONCILE_CHANNELS,
@@ -22,8 +22,7 @@ export const RECONCILE_COMMANDS: Record<string, CommandSpec> = {
       const date = typeof flags.date === 'string' ? flags.date : istYesterday(now);
       const problem = badDate(date, now);
       if (problem) throw new UsageError(problem);
-      const { setu, cashfree } = liveChannels(config);
-      const on = { setu, cashfree };
+      const on = { setu: config.setu, cashfree: config.cashfree };
       const asked = flags.channel;
       let channels: ReconcileChannel[];
       if (typeof asked === 'string') {
@@ -37,31 +36,36 @@ export const RECONCILE_COMMANDS: Record<string, CommandSpec> = {
         if (channels.length === 0)
           throw new UsageError('no live channel is configured: there is nothing to reconcile');
       }
-      try {
-        const runs = await withDatabase(config, async (d) => {
-          const service = new ReconcileService(d.db, on);
+      const runs = await withDatabase(config, async (d) => {
+        // The services' own channels and outcomes: what moved money is booked as the gateway books it.
+        const services = buildServices(config, d);
+        const { setu, cashfree } = services;
+        try {
+          const service = new ReconcileService(d.db, { setu, cashfree }, services.outcomes, {
+            lookbackDays: config.reconcileLookbackDays,
+          });
           const done = [];
           for (const c of channels) done.push(await service.run(date, c, 'cli'));
           return done;
-        });
-        out(
-          { runs },
-          table(
-            ['DATE', 'CHANNEL', 'CHECKED', 'MATCHED', 'MISMATCHED', 'UNREADABLE'],
-            runs.map((r) => [
-              r.date,
-              r.channel,
-              String(r.checked),
-              String(r.matched),
-              String(r.mismatched),
-              String(r.unreadable),
-            ]),
-          ),
-        );
-        return 0;
-      } finally {
-        await Promise.all([setu?.http.close(), cashfree?.http.close()]);
-      }
+        } finally {
+          await Promise.all([setu?.http.close(), cashfree?.http.close()]);
+        }
+      });
+      out(
+        { runs },
+        table(
+          ['DATE', 'CHANNEL', 'CHECKED', 'MATCHED', 'MISMATCHED', 'UNREADABLE'],
+          runs.map((r) => [
+            r.date,
+            r.channel,
+            String(r.checked),
+            String(r.matched),
+            String(r.mismatched),
+            String(r.unreadable),
+          ]),
+        ),
+      );
+      return 0;
     },
   },
 };

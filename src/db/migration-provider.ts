@@ -17,6 +17,7 @@ import { refundIndex } from './refund-index.migration.ts';
 import { channelClaims } from './channel-claims.migration.ts';
 import { reconcileOpen } from './reconcile-open.migration.ts';
 import { refundIds } from './refund-ids.migration.ts';
+import { afterFinal } from './after-final.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -35,6 +36,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0016_channel_claims': channelClaims(),
         '0017_reconcile_open': reconcileOpen(),
         '0018_refund_ids': refundIds(),
+        '0019_after_final': afterFinal(),
       };
     },
   };

@@ -120,6 +120,8 @@ export interface TransactionTable {
   channel_payment_txn_id: string | null;
   /** Why the channel FAILED the transaction, when it said (an NPCI refusal of a refund), else null. */
   failure_reason: string | null;
+  /** A refund from suspense: the exception whose money it returns (kept after the exception is freed); else null. */
+  exception_id: number | null;
 }
 
 export interface TransactionEventTable {

@@ -194,6 +194,19 @@ export async function outstandingSums(
   return rows.map((r) => ({ holds: r.holds!, currency: r.currency, total: BigInt(r.total) }));
 }
 
+/** What the exceptions that held money ever took in (open or resolved), per kind of money and currency. */
+export async function heldSums(
+  db: Kysely<Tables>,
+): Promise<{ holds: string; currency: string; total: bigint }[]> {
+  const rows = await db
+    .selectFrom('channel_exceptions')
+    .select(['holds', 'currency', sql<string>`cast(sum(amount) as text)`.as('total')])
+    .where('holds', 'is not', null)
+    .groupBy(['holds', 'currency'])
+    .execute();
+  return rows.map((r) => ({ holds: r.holds!, currency: r.currency, total: BigInt(r.total) }));
+}
+
 /** An exception's amount for people: rupees, "unreadable (the provider's text)", or "-" when none was reported. */
 export function exceptionAmountText(
   e: Pick<ExceptionRow, 'amount' | 'amount_text'>,

@@ -11,8 +11,16 @@ import type { Tables } from '../db/schema.ts';
 import { newPaymentId } from '../ids.ts';
 import { insertTransactions, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { newTransaction } from '../transactions/new-transaction.ts';
-import { suspenseRefunded } from '../wallet/suspense.ledger.ts';
-import { exceptionsOfRefunds, updateException, type ExceptionRow } from './exceptions.repository.ts';
+import { formatAmount } from '../money.ts';
+import { paidAfterFailed } from '../wallet/ledger.ts';
+import { suspenseRefunded, writeOffRecovered } from '../wallet/suspense.ledger.ts';
+import {
+  exceptionsOfRefunds,
+  lockException,
+  recordException,
+  updateException,
+  type ExceptionRow,
+} from './exceptions.repository.ts';
 
 /** The `merchant_order_no` of a refund from suspense begins so: it is no merchant's refund number. */
 export const UNMATCHED_PREFIX = 'unmatched:';
@@ -54,6 +62,7 @@ export async function startSuspenseRefund(
     // No `refund_of`, no callback URL, and no provider's payment: the one it returns is the
     // exception's reference (`refund.step.ts` reads it there).
     reason: `unmatched payment ${e.reference} (exception ${e.id})`.slice(0, 100),
+    exception_id: e.id,
   });
   await insertTransactions(tx, [row]);
   await updateException(tx, e.id, { refund_id: refundId, resolved_by: by });
@@ -110,4 +119,85 @@ export async function unmatchedPayment(
     .where('refund_id', '=', refundId)
     .executeTakeFirst();
   return row ? { reference: row.reference, paymentId: row.payment_id ?? '' } : null;
+}
+
+/** What a refund from suspense that the provider paid after it was recorded FAILED came to. */
+export type LatePaid = 'refunded' | 'owed' | 'recovered' | 'seen';
+
+/**
+ * A refund from suspense recorded FAILED (its exception was freed) that the provider paid after all,
+ * applied once: the caller holds the refund's row locked, and the `refund_after_failed` exception
+ * opened here is the guard against a second application ('seen' then).
+ *
+ * - The exception still keeps the money in suspense, with no other refund in flight: the refund
+ *   simply happened late. The money leaves suspense to the customer and the exception closes.
+ * - The money was meanwhile credited to a merchant or refunded again: the customer was paid twice.
+ *   The second outflow is journaled from `external:receivable`, owed by the merchant the exception
+ *   names (the one credited), on the new exception, which a debit or a dismissal resolves.
+ * - The money was written off: the write-off is recovered, since the customer got it.
+ */
+export async function suspenseRefundPaidLate(
+  tx: Kysely<Tables>,
+  refund: TransactionRow,
+  utr: string,
+  at: number,
+): Promise<LatePaid> {
+  const e = refund.exception_id === null ? undefined : await lockException(tx, Number(refund.exception_id));
+  const pending =
+    e !== undefined &&
+    e.resolved_at === null &&
+    e.holds === 'suspense' &&
+    e.refund_id === null &&
+    e.outstanding >= refund.amount;
+  const writtenOff = e !== undefined && e.resolution === 'dismiss' && e.holds === 'suspense';
+  const outcome: LatePaid = pending ? 'refunded' : writtenOff ? 'recovered' : 'owed';
+  const merchantId = e?.merchant_id ?? refund.merchant_id;
+  const opened = await recordException(
+    tx,
+    {
+      kind: 'refund_after_failed',
+      provider: refund.channel,
+      paymentId: refund.payment_id,
+      merchantId,
+      currency: refund.currency,
+      reference: refund.payment_id,
+      amount: refund.amount,
+      detail: lateDetail(outcome, refund, utr, e?.id),
+      holds: outcome === 'owed' ? 'receivable' : null,
+    },
+    at,
+  );
+  if (opened === null) return 'seen';
+  const money = {
+    merchantId,
+    currency: refund.currency,
+    amount: refund.amount,
+    paymentId: refund.payment_id,
+  };
+  if (outcome === 'owed') {
+    await paidAfterFailed(tx, { kind: 'refund', ...money }, at);
+    return outcome;
+  }
+  if (outcome === 'refunded') {
+    await suspenseRefunded(tx, money, at);
+    const rest = e!.outstanding - refund.amount;
+    await updateException(
+      tx,
+      e!.id,
+      rest > 0
+        ? { outstanding: rest }
+        : { outstanding: 0, resolved_at: at, resolved_by: 'channel', resolution: 'refund' },
+    );
+  } else await writeOffRecovered(tx, money, at);
+  // Nothing is owed: the exception only tells the operator, and is closed.
+  await updateException(tx, opened, { resolved_at: at, resolved_by: 'channel', resolution: outcome });
+  return outcome;
+}
+
+function lateDetail(outcome: LatePaid, refund: TransactionRow, utr: string, exceptionId?: number): string {
+  const paid = `the channel paid the customer ${formatAmount(refund.amount)} (utr ${utr || 'none'}) for a refund from suspense recorded FAILED`;
+  const of = exceptionId === undefined ? 'its exception' : `exception ${exceptionId}`;
+  if (outcome === 'refunded') return `${paid}; ${of} still held the money, which now left suspense`;
+  if (outcome === 'recovered') return `${paid}; ${of} had written the money off, which is now recovered`;
+  return `${paid}, after ${of} had credited or refunded it again: the second payment is owed back`;
 }

@@ -14,8 +14,9 @@ import type { FinalOutcome, PayoutState } from '../channels/channel.ts';
 import type { Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
 import type { FinalityService } from '../finality/finality.service.ts';
-import { insertEvents, type TransactionRow } from '../transactions/transactions.repository.ts';
+import { fillUtr, insertEvents, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { receivableReversed } from '../exceptions/unmatched.ts';
+import { suspenseRefundPaidLate } from '../exceptions/suspense-refunds.ts';
 import { paidAfterFailed } from '../wallet/ledger.ts';
 import type { OutcomeExceptions, Scope } from './outcome-exceptions.ts';
 
@@ -36,14 +37,20 @@ export class AfterFinal {
           .selectAll()
           .where('payment_id', '=', txn.payment_id)
           .executeTakeFirst();
-    if (now && !(now.status === 'SUCCESS' && now.utr === outcome.utr))
-      await this.exceptions.of(s, now, {
-        kind: 'payment_after_final',
-        reference: outcome.reference || outcome.utr || txn.payment_id,
-        amount: outcome.amount ?? null,
-        detail: `a payment (utr ${outcome.utr || 'none'}) came for a pay-in already ${now.status}`,
-        holds: 'suspense',
-      });
+    if (!now) return;
+    if (now.status === 'SUCCESS' && samePayment(now, outcome)) {
+      // The payment that settled it, reported again; a bank reference first reported without one
+      // is kept now that it is known.
+      if (now.utr === '' && outcome.utr !== '') await fillUtr(s.tx, now.payment_id, outcome.utr);
+      return;
+    }
+    await this.exceptions.of(s, now, {
+      kind: 'payment_after_final',
+      reference: outcome.reference || outcome.utr || txn.payment_id,
+      amount: outcome.amount ?? null,
+      detail: `a payment (utr ${outcome.utr || 'none'}) came for a pay-in already ${now.status}`,
+      holds: 'suspense',
+    });
   }
 
   /**
@@ -135,12 +142,12 @@ export class AfterFinal {
   /**
    * A refund's outcome: one that contradicts the final status recorded is an exception. A SUCCESS
    * after FAILED (the hold went back to the merchant, but the customer was paid) is owed by the
-   * merchant, as a payout's is: `refund_after_failed`, journaled once to `external:receivable`.
+   * merchant, as a payout's is: `refund_after_failed`, journaled once to `external:receivable`. A
+   * refund from suspense paid late is weighed against its exception (`suspenseRefundPaidLate`).
    */
   async refund(s: Scope, txn: TransactionRow, outcome: FinalOutcome): Promise<void> {
     if (agrees(txn, outcome)) return;
     const now = await lock(s.tx, txn.payment_id);
-    // A refund of money in suspense (no pay-in) has no merchant to owe it: a status_mismatch.
     if (now?.status === 'FAILED' && outcome.status === 'SUCCESS' && txn.refund_of) {
       const opened = await this.exceptions.of(s, txn, {
         kind: 'refund_after_failed',
@@ -150,7 +157,10 @@ export class AfterFinal {
         holds: 'receivable',
       });
       if (opened !== null) await paidAfterFailed(s.tx, moneyOf(txn, 'refund'), this.now());
-    } else if (now && isFinal(now) && now.status !== outcome.status)
+    } else if (now?.status === 'FAILED' && outcome.status === 'SUCCESS' && now.exception_id !== null)
+      // A refund from suspense: its money is weighed against what its exception did meanwhile.
+      await suspenseRefundPaidLate(s.tx, now, outcome.utr, this.now());
+    else if (now && isFinal(now) && now.status !== outcome.status)
       await this.exceptions.of(s, txn, {
         kind: 'status_mismatch',
         reference: txn.payment_id,
@@ -158,6 +168,17 @@ export class AfterFinal {
         detail: `the channel reports ${outcome.status} for a refund recorded ${now.status}`,
       });
   }
+}
+
+/**
+ * Whether a reported payment is the one that settled the pay-in. A provider that names its payments
+ * is believed by that name alone (CONTRACT §10, provider identities: one payment id is one payment
+ * whatever its bank reference says or lacks); otherwise the bank reference decides.
+ */
+function samePayment(txn: TransactionRow, outcome: FinalOutcome): boolean {
+  const reported = outcome.payment?.id || outcome.reference || '';
+  if (reported !== '' && txn.channel_payment_id) return reported === txn.channel_payment_id;
+  return txn.utr === outcome.utr;
 }
 
 function isFinal(txn: TransactionRow): boolean {

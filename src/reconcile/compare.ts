@@ -45,8 +45,9 @@ const CASHFREE_VIEW: Record<string, View> = {
 export function compareTransfer(t: ReconcileTxn, transfer: Record<string, unknown> | null): Found[] {
   const pg = paygateView(t);
   if (!transfer) {
-    // Not found is right for a payout refused at its first send, or not yet sent.
-    if (pg === 'FAILED' || (pg === 'OPEN' && t.channel_txn_id === '')) return [];
+    // Not found is right for a payout refused at its first send; one still open is open at both
+    // ends (not sent yet, or not shown yet), which the worker follows.
+    if (pg === 'FAILED' || pg === 'OPEN') return [];
     return [status(t, t.payment_id, 'NOT_FOUND', null)];
   }
   const raw = text(transfer.status).toUpperCase();
@@ -118,7 +119,11 @@ const SETU_REFUND_VIEW: Record<string, View> = { success: 'SUCCESS', failed: 'FA
 /** A live refund against Setu's refund of the same id (null: Setu has none under it). */
 export function compareRefund(t: ReconcileTxn, refund: Record<string, unknown> | null): Found[] {
   const pg = paygateView(t);
-  if (!refund) return pg === 'FAILED' ? [] : [status(t, t.channel_txn_id || t.payment_id, 'NOT_FOUND', null)];
+  // Not found is right for a refund refused at its first send, and says nothing of one still open.
+  if (!refund)
+    return pg === 'FAILED' || pg === 'OPEN'
+      ? []
+      : [status(t, t.channel_txn_id || t.payment_id, 'NOT_FOUND', null)];
   const raw = text(refund.status);
   const reference = text(refund.id) || t.channel_txn_id;
   const amount =

@@ -87,6 +87,46 @@ export async function openIds(db: Kysely<Tables>, channel: string, before: numbe
     .sort(compare);
 }
 
+/**
+ * A page of a channel's transactions that became final in [from, to) and that the provider can still
+ * change (CONTRACT §13): a payout SUCCESS not reversed (a reversal), a refund (a late SUCCESS or
+ * FAILED), a pay-in FAILED (a late payment). Those created at or after `createdBefore` are left out:
+ * a run reads them as the day's own. In (finalized_at, payment_id) order after `after`, through the
+ * index of when each became final.
+ */
+export async function changeablePage(
+  db: Kysely<Tables>,
+  channel: string,
+  window: { from: number; to: number; createdBefore: number },
+  after: { finalizedAt: number; paymentId: string } | null,
+  limit: number,
+): Promise<(ReconcileTxn & { finalized_at: number })[]> {
+  let q = db
+    .selectFrom('transactions')
+    .select([...TXN_COLUMNS, 'finalized_at'])
+    .where('channel', '=', channel)
+    .where('finalized_at', 'is not', null)
+    .where('finalized_at', '>=', window.from)
+    .where('finalized_at', '<', window.to)
+    .where('created_at', '<', window.createdBefore)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('kind', '=', 'payout'), eb('status', '=', 'SUCCESS'), eb('reversed_at', 'is', null)]),
+        eb('kind', '=', 'refund'),
+        eb.and([eb('kind', '=', 'payin'), eb('status', '=', 'FAILED')]),
+      ]),
+    );
+  if (after)
+    q = q.where((eb) =>
+      eb.or([
+        eb('finalized_at', '>', after.finalizedAt),
+        eb.and([eb('finalized_at', '=', after.finalizedAt), eb('payment_id', '>', after.paymentId)]),
+      ]),
+    );
+  const rows = await q.orderBy('finalized_at').orderBy('payment_id').limit(limit).execute();
+  return rows.map((r) => ({ ...txnOf(r), finalized_at: Number(r.finalized_at) }));
+}
+
 /** The transactions of `paymentIds`, by payment_id. */
 export async function transactionsOf(db: Kysely<Tables>, paymentIds: string[]): Promise<ReconcileTxn[]> {
   if (paymentIds.length === 0) return [];
@@ -120,6 +160,7 @@ export async function alreadyKept(
 }
 
 const KEPT_ASIDE = [
+  'reversal',
   'amount_mismatch',
   'payment_after_final',
   'unknown_reference',

@@ -61,5 +61,6 @@ export function newTransaction(t: NewTransaction): TransactionRow {
     channel_payment_id: t.channel_payment_id ?? null,
     channel_payment_txn_id: t.channel_payment_txn_id ?? null,
     failure_reason: t.failure_reason ?? null,
+    exception_id: t.exception_id ?? null,
   };
 }

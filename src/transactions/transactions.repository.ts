@@ -72,6 +72,7 @@ export const TRANSACTION_COLUMNS = {
   channel_payment_id: 'text',
   channel_payment_txn_id: 'text',
   failure_reason: 'text',
+  exception_id: 'bigint',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
 
 export function compare(a: string, b: string): number {
@@ -326,4 +327,14 @@ export async function insertEvents(
     created_at: at,
   }));
   await insertRecords(db, 'transaction_events', rows, EVENT_COLUMNS).execute(db);
+}
+
+/** Sets a final transaction's bank reference that its channel reported late (it was "" until then). */
+export async function fillUtr(db: Kysely<Tables>, paymentId: string, utr: string): Promise<void> {
+  await db
+    .updateTable('transactions')
+    .set({ utr })
+    .where('payment_id', '=', paymentId)
+    .where('utr', '=', '')
+    .execute();
 }

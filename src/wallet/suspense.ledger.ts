@@ -109,6 +109,23 @@ export async function receivableFromMerchant(
     );
 }
 
+/**
+ * Money in suspense that was written off and then reached the customer after all (a refund from
+ * suspense that the provider paid after it was recorded FAILED): the write-off is undone.
+ */
+export function writeOffRecovered(db: Db, m: ExceptionMoney, at: number): Promise<void> {
+  return journal(
+    db,
+    'suspense_write_off_recovered',
+    m,
+    [
+      { account: EXTERNAL.writtenOff, amount: -m.amount },
+      { account: EXTERNAL.refunds, amount: m.amount },
+    ],
+    at,
+  );
+}
+
 /** What an operator dismissed while it still held money: it leaves suspense or the receivable as written off. */
 export function writeOff(db: Db, holds: ExceptionHolds, m: ExceptionMoney, at: number): Promise<void> {
   const lines =

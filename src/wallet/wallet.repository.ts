@@ -285,3 +285,19 @@ export async function externalAccountSums(
     .execute();
   return rows.map((r) => ({ ...r, total: BigInt(r.total) }));
 }
+
+/** Sum of the entries of journals of `kinds` on one account, per currency (as text: exact past 2^53). */
+export async function journalKindSums(
+  db: Kysely<Tables>,
+  account: string,
+  kinds: string[],
+): Promise<{ currency: string; total: bigint }[]> {
+  const rows = await db
+    .selectFrom('ledger_entries')
+    .select(['currency', sql<string>`cast(sum(amount) as text)`.as('total')])
+    .where('account', '=', account)
+    .where('kind', 'in', kinds)
+    .groupBy('currency')
+    .execute();
+  return rows.map((r) => ({ currency: r.currency, total: BigInt(r.total) }));
+}

@@ -63,6 +63,8 @@ export interface TransactionWorkerOptions {
    * channel calls at most: a read, a submission, a read). Another process takes it up after.
    */
   leaseMs: number;
+  /** CHANNEL_RESEND_AFTER_S in ms: the least wait after an unknown send of a refund whose channel may take it twice. */
+  resendAfterMs?: number;
 }
 
 /** The transaction worker of one process; `app.ts` builds it, the server starts and stops it. */
@@ -260,11 +262,20 @@ export class TransactionWorker {
       // reads that allow a second send.
       get send() {
         const readGap = channel.pollDelayMs(row.kind, 0);
-        return { db: database.db, now, readGap, inTransitMs: channel.inTransitMs, leaseMs: options.leaseMs };
+        const inTransitMs = resendWaits(row, channel)
+          ? Math.max(channel.inTransitMs, options.resendAfterMs ?? 0)
+          : channel.inTransitMs;
+        return { db: database.db, now, readGap, inTransitMs, leaseMs: options.leaseMs };
       },
       accepted: (a) => this.processing.submit(a),
       pollAgain: (r) => this.polled.submit(r),
     };
+  }
+
+  /** Whether an unknown send of `row` waits CHANNEL_RESEND_AFTER_S before another (`resendWaits`). */
+  private resendWaits(row: TransactionRow): boolean {
+    const channel = this.channels(row.channel);
+    return channel !== undefined && resendWaits(row, channel);
   }
 
   /**
@@ -287,8 +298,14 @@ export class TransactionWorker {
       pending
         ? reschedulePending(this.database.db, row.payment_id, nextActionAt, {
             unsent: !step.sent,
-            // A send that may have arrived needs two new reads; one unanswered may arrive later.
-            ...(step.sent && { notFoundAt: null, ...(failure?.unanswered && { sentAt: this.now }) }),
+            // A send that may have arrived needs two new reads; one unanswered may arrive later, and
+            // one that a channel may take twice dates the wait before another, however it ended.
+            ...(step.sent && {
+              notFoundAt: null,
+              ...((failure?.unanswered || (failure?.kind === 'unknown' && this.resendWaits(row))) && {
+                sentAt: this.now,
+              }),
+            }),
           })
         : reschedule(this.database.db, row.payment_id, nextActionAt)
     ).catch((again: unknown) => {
@@ -306,4 +323,12 @@ export class TransactionWorker {
         );
     });
   }
+}
+
+/**
+ * Whether a send of `row` whose outcome is unknown is followed by CHANNEL_RESEND_AFTER_S of reads
+ * before another send: a refund on a channel that may take the same refund twice.
+ */
+function resendWaits(row: TransactionRow, channel: Channel): boolean {
+  return row.kind === 'refund' && channel.refunds !== undefined && !channel.refunds.uniqueReferences;
 }

@@ -22,6 +22,8 @@ import { istDate } from '../../src/ist.ts';
 
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
 const POLL_MS = 400;
+/** CHANNEL_RESEND_AFTER_S, low: a refund POST whose outcome is unknown may be sent again this long after it. */
+const RESEND_AFTER_S = 2;
 
 let n = 0;
 
@@ -96,7 +98,15 @@ describe('live refunds through the Setu document', () => {
     describe(`on ${kind}`, { skip: databaseSkip[kind] }, () => {
       const options = () => ({ fakes: { setu, cashfree }, proxies: { setu: proxy.url } });
       // Prism is slow to answer its first calls on a busy machine: a channel timeout well above that.
-      const live = useLive(kind, { CHANNEL_POLL_MS: String(POLL_MS), CHANNEL_TIMEOUT_MS: '3000' }, options);
+      const live = useLive(
+        kind,
+        {
+          CHANNEL_POLL_MS: String(POLL_MS),
+          CHANNEL_TIMEOUT_MS: '3000',
+          CHANNEL_RESEND_AFTER_S: String(RESEND_AFTER_S),
+        },
+        options,
+      );
       afterEach(async () => {
         Object.assign(setu, { refundEnding: 'success', refundSettleMs: 0, refundReadLagMs: 0 });
         setu.refundReason = {
@@ -221,7 +231,7 @@ describe('live refunds through the Setu document', () => {
         await l.receiver.waitFor(() => l.receiver.forPayment(refundId).length === 1, 'the callback');
       });
 
-      it('a POST answered 500 (Setu made nothing) is sent again only after two reads POLL_MS apart both lack it', async () => {
+      it('a POST answered 500 (Setu made nothing) is sent again only after two reads POLL_MS apart both lack it, CHANNEL_RESEND_AFTER_S after it', async () => {
         const l = live();
         const { id, payment } = await paidIn(l, 91);
         setu.fail('refund_create', { status: 500, body: { code: 'internal-error', detail: 'try later' } });
@@ -237,6 +247,10 @@ describe('live refunds through the Setu document', () => {
         const [first, second] = lists.slice(-2);
         assert.ok(second!.at - first!.at >= POLL_MS - 20, `reads ${second!.at - first!.at} ms apart`);
         assert.ok(first!.at > posts[0]!.at);
+        assert.ok(
+          posts[1]!.at - posts[0]!.at >= RESEND_AFTER_S * 1000,
+          `sent again ${posts[1]!.at - posts[0]!.at} ms after the unknown send`,
+        );
       });
 
       it('refuses what it cannot send, holding nothing: above LIVE_MAX_PAYIN or below 1.00 (400), a pay-in whose Setu payment is unknown (409)', async () => {

@@ -186,6 +186,7 @@ export function clockedWorker(
     notifications: services.notifications,
     stuckAfterMs: 86_400_000,
     leaseMs: opts.leaseMs,
+    resendAfterMs: g.paygate.config.channelResendAfterMs,
     channelNames: opts.channelNames ?? services.channelNames,
   });
 }

@@ -5,13 +5,17 @@
 import { openDatabase } from '../../src/db/database.ts';
 import { ReconcileScheduler } from '../../src/reconcile/reconcile.scheduler.ts';
 import { ReconcileService } from '../../src/reconcile/reconcile.service.ts';
-import { liveChannels } from '../../src/services.ts';
+import { buildServices } from '../../src/services.ts';
 import type { LiveGateway } from './live.ts';
 
 export function clusterProcess(l: LiveGateway, clock: { now: number }, holder: string, atMinutes: number) {
   const database = openDatabase(l.gw.config.databaseUrl);
-  const channels = liveChannels(l.gw.config);
-  const service = new ReconcileService(database.db, channels, { now: () => clock.now });
+  const services = buildServices(l.gw.config, database, () => clock.now);
+  const channels = { setu: services.setu, cashfree: services.cashfree };
+  const service = new ReconcileService(database.db, channels, services.outcomes, {
+    now: () => clock.now,
+    lookbackDays: l.gw.config.reconcileLookbackDays,
+  });
   const scheduler = new ReconcileScheduler(database.db, service, {
     atMinutes,
     now: () => clock.now,

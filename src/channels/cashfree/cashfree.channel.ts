@@ -118,7 +118,9 @@ export class CashfreeChannel implements Channel {
    */
   async transferRecord(transferId: string): Promise<Record<string, unknown> | null> {
     const answer = await this.readTransfer('transfer_reconcile', transferId);
-    if (answer.status === 404) return null;
+    // Only Cashfree's own not-found says it has no such transfer; a bare 404 (a proxy's, a wrong
+    // path) says nothing, and the read is unreadable.
+    if (answer.status === 404 && NOT_FOUND.has(providerCode(answer))) return null;
     if (answer.status !== 200 || !answer.body) throw failureOf(this.name, 'transfer_reconcile', answer);
     return answer.body;
   }

@@ -28,6 +28,8 @@ export type SetuCall = (
 const REFUNDS = '/api/v1/merchants/refunds';
 
 export class SetuRefunds implements RefundRail {
+  /** Setu documents no uniqueness of a refund's `referenceId`: a second POST may refund twice. */
+  readonly uniqueReferences = false;
   constructor(
     private readonly channel: string,
     private readonly call: SetuCall,
