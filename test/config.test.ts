@@ -25,6 +25,8 @@ describe('config', () => {
     assert.equal(c.maxAmountPaise, 1_000_000_000);
     assert.equal(c.payinFeeBps, 0);
     assert.equal(c.logLevel, 'info');
+    assert.equal(c.reconcileLookbackDays, 7);
+    assert.equal(c.channelResendAfterMs, 600_000);
     assert.ok(Object.isFrozen(c));
   });
 

@@ -17,6 +17,8 @@ export type ExceptionKind =
   | 'refund_after_failed'
   /** The channel reports FAILED for a payout or refund recorded SUCCESS (or SUCCESS for a refund of suspense recorded FAILED). */
   | 'status_mismatch'
+  /** A refund from suspense recorded SUCCESS that the channel reports FAILED: its money is back in suspense. */
+  | 'refund_returned'
   /** The provider refused Paygate's own account (credentials, IP allow-list, 2FA): payouts wait. */
   | 'channel_account'
   | 'low_balance';

@@ -36,7 +36,7 @@ export async function exceptionsLedgerCheck(db: Kysely<Tables>): Promise<string[
 
 /** The journals that take an exception's money in, by what it holds, with the sign the account shows it in. */
 const OPENING = {
-  suspense: { account: EXTERNAL.suspense, kinds: ['suspense_in'], sign: 1n },
+  suspense: { account: EXTERNAL.suspense, kinds: ['suspense_in', 'refund_returned'], sign: 1n },
   receivable: { account: EXTERNAL.receivable, kinds: ['payout_receivable', 'refund_receivable'], sign: -1n },
 } as const;
 

@@ -9,9 +9,12 @@ import type { Tables } from '../db/schema.ts';
 import { lockException, updateException } from './exceptions.repository.ts';
 import { prefixedId } from '../ids.ts';
 import { addAvailable, insertJournal } from '../wallet/wallet.repository.ts';
-import { intoSuspense } from '../wallet/suspense.ledger.ts';
+import { intoSuspense, refundReturned } from '../wallet/suspense.ledger.ts';
 import { startSuspenseRefund } from './suspense-refunds.ts';
 import { BALANCE_LIMIT, balanceLimit, EXTERNAL } from '../wallet/ledger.ts';
+
+/** Where money an exception holds in suspense came from: a customer's payment, or a refund the channel returned. */
+export type SuspenseSource = 'suspense_in' | 'refund_returned';
 
 export interface UnmatchedOptions {
   /** AUTO_REFUND_UNMATCHED */
@@ -30,15 +33,21 @@ export class UnmatchedMoney {
    * to the customer. A refund needs a merchant whose records keep it; without one the money waits
    * for the operator.
    */
-  async suspended(tx: Kysely<Tables>, exceptionId: number): Promise<void> {
+  async suspended(
+    tx: Kysely<Tables>,
+    exceptionId: number,
+    from: SuspenseSource = 'suspense_in',
+  ): Promise<void> {
     const e = await lockException(tx, exceptionId);
     if (!e || e.holds !== 'suspense' || e.outstanding <= 0) return;
     const at = this.options.now();
-    await intoSuspense(
-      tx,
-      { merchantId: e.merchant_id, currency: e.currency, amount: e.outstanding, paymentId: e.payment_id },
-      at,
-    );
+    const money = {
+      merchantId: e.merchant_id,
+      currency: e.currency,
+      amount: e.outstanding,
+      paymentId: e.payment_id,
+    };
+    await (from === 'refund_returned' ? refundReturned(tx, money, at) : intoSuspense(tx, money, at));
     if (this.options.autoRefund && e.merchant_id !== null && this.options.refunds(e.provider))
       await startSuspenseRefund(tx, e, e.merchant_id, 'auto', at);
   }

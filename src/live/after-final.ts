@@ -17,7 +17,7 @@ import type { FinalityService } from '../finality/finality.service.ts';
 import { fillUtr, insertEvents, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { receivableReversed } from '../exceptions/unmatched.ts';
 import { suspenseRefundPaidLate } from '../exceptions/suspense-refunds.ts';
-import { paidAfterFailed } from '../wallet/ledger.ts';
+import { paidAfterFailed, reverseRefund } from '../wallet/ledger.ts';
 import type { OutcomeExceptions, Scope } from './outcome-exceptions.ts';
 
 export class AfterFinal {
@@ -160,6 +160,7 @@ export class AfterFinal {
     } else if (now?.status === 'FAILED' && outcome.status === 'SUCCESS' && now.exception_id !== null)
       // A refund from suspense: its money is weighed against what its exception did meanwhile.
       await suspenseRefundPaidLate(s.tx, now, outcome.utr, this.now());
+    else if (now?.status === 'SUCCESS' && outcome.status === 'FAILED') await this.refundReturned(s, now);
     else if (now && isFinal(now) && now.status !== outcome.status)
       await this.exceptions.of(s, txn, {
         kind: 'status_mismatch',
@@ -167,6 +168,34 @@ export class AfterFinal {
         amount: txn.amount,
         detail: `the channel reports ${outcome.status} for a refund recorded ${now.status}`,
       });
+  }
+
+  /**
+   * A refund recorded SUCCESS that the channel reports FAILED: the customer never got the money,
+   * which is back in Paygate's provider account. A merchant's refund returns it to the merchant's
+   * available balance, as a payout's reversal does (the status stays SUCCESS); a refund from
+   * suspense puts it back in suspense, on an exception of its own. Once: the exception is the guard.
+   */
+  private async refundReturned(s: Scope, now: TransactionRow): Promise<void> {
+    const amount = formatAmount(now.amount);
+    if (now.refund_of === null) {
+      await this.exceptions.of(s, now, {
+        kind: 'refund_returned',
+        reference: now.payment_id,
+        amount: now.amount,
+        detail: `the channel reports FAILED for a refund from suspense recorded SUCCESS: its ${amount} is back in suspense`,
+        holds: 'suspense',
+        journal: 'refund_returned',
+      });
+      return;
+    }
+    const opened = await this.exceptions.of(s, now, {
+      kind: 'reversal',
+      reference: now.payment_id,
+      amount: now.amount,
+      detail: `the channel reports FAILED for a refund recorded SUCCESS: its ${amount} is available to the merchant again`,
+    });
+    if (opened !== null) await reverseRefund(s.tx, moneyOf(now, 'refund'), this.now());
   }
 }
 

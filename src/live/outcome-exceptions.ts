@@ -8,7 +8,7 @@ import type { ExceptionHolds, Tables } from '../db/schema.ts';
 import type { Settled } from '../finality/finality.service.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import { recordException, type ExceptionKind } from '../exceptions/exceptions.repository.ts';
-import type { UnmatchedMoney } from '../exceptions/unmatched.ts';
+import type { SuspenseSource, UnmatchedMoney } from '../exceptions/unmatched.ts';
 
 /** The transaction reports are applied in, and the final statuses to announce after its commit. */
 export interface Scope {
@@ -36,6 +36,8 @@ export interface TxnException {
   /** The provider's text of an amount that could not be read. */
   amountText?: string;
   holds?: ExceptionHolds | null;
+  /** Where money held in suspense came from: a customer's payment (the default), or a refund that came back. */
+  journal?: SuspenseSource;
 }
 
 export class OutcomeExceptions {
@@ -68,7 +70,7 @@ export class OutcomeExceptions {
       this.now(),
     );
     if (id !== null && e.holds === 'suspense' && !unreadable && e.amount !== null)
-      await this.unmatched?.suspended(s.tx, id);
+      await this.unmatched?.suspended(s.tx, id, e.journal);
     return id;
   }
 

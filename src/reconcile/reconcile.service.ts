@@ -107,7 +107,10 @@ export class ReconcileService {
         return;
       }
       counts.mismatched++;
-      counts.opened += await this.settle(channel, runId, t, record, found.some(movedMoney));
+      // Awaited first: `counts.opened += await …` would read the count before the wait, and the
+      // checks that run beside this one would lose their additions.
+      const opened = await this.settle(channel, runId, t, record, found.some(movedMoney));
+      counts.opened += opened;
     };
     for await (const page of this.transactions(channel, date)) {
       await keepGoing();

@@ -245,6 +245,34 @@ export async function reversePayout(
 }
 
 /**
+ * A merchant's refund recorded SUCCESS that its channel reports FAILED after all: the customer never
+ * got it, and the amount returns from the customer refunds account to the merchant's available
+ * balance, as a payout's reversal does.
+ */
+export async function reverseRefund(
+  db: Db,
+  p: { merchantId: string; currency: string; amount: number; paymentId: string },
+  at: number,
+): Promise<void> {
+  await insertJournal(
+    db,
+    {
+      journalId: prefixedId('jnl'),
+      kind: 'refund_reversal',
+      merchantId: p.merchantId,
+      currency: p.currency,
+      paymentId: p.paymentId,
+      lines: [
+        { account: EXTERNAL.refunds, amount: -p.amount },
+        { account: 'available', amount: p.amount },
+      ],
+    },
+    at,
+  );
+  if (!(await addAvailable(db, p.merchantId, p.currency, p.amount, at, BALANCE_LIMIT))) throw balanceLimit();
+}
+
+/**
  * A payout or refund Paygate recorded FAILED (its hold went back to available) that the provider
  * paid after all: the money left the provider account, and the merchant owes it back
  * (`external:receivable`, which an operator's `debit` clears). No wallet balance moves. With `back`,

@@ -51,6 +51,20 @@ export function intoSuspense(db: Db, m: ExceptionMoney, at: number): Promise<voi
   );
 }
 
+/** A refund from suspense recorded SUCCESS that its channel reports FAILED: the money is back in suspense. */
+export function refundReturned(db: Db, m: ExceptionMoney, at: number): Promise<void> {
+  return journal(
+    db,
+    'refund_returned',
+    m,
+    [
+      { account: EXTERNAL.refunds, amount: -m.amount },
+      { account: EXTERNAL.suspense, amount: m.amount },
+    ],
+    at,
+  );
+}
+
 /** A refund from suspense that succeeded: the money went back to the customer. */
 export function suspenseRefunded(db: Db, m: ExceptionMoney, at: number): Promise<void> {
   return journal(

@@ -1,15 +1,16 @@
 /**
- * Daily reconciliation (CONTRACT §13) through the fake providers on both databases: differences the
- * fakes hold that Paygate never saw each open one reconcile_mismatch exception, identified by
- * channel, provider reference, field and provider's value; a second run opens none; nothing moves;
- * bad input exits 2 having read nothing.
+ * Daily reconciliation (CONTRACT §13) through the fake providers on both databases: what the fakes
+ * hold that Paygate never saw is booked where money moved (a reversal, a payment no pay-in keeps, a
+ * payout paid after FAILED), each on its exception, and every other difference opens one
+ * reconcile_mismatch exception, identified by channel, provider reference, field and provider's
+ * value; a second run books and opens nothing; bad input exits 2 having read nothing.
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { DATABASES } from '../support/databases.ts';
 import { skipFor, testAccounts } from '../support/harness.ts';
 import { cliAsync } from '../support/process.ts';
-import { RECEIVER, useLive, type LiveGateway } from '../support/live.ts';
+import { RECEIVER, until, useLive, type LiveGateway } from '../support/live.ts';
 import { istDate, istDayBounds } from '../../src/ist.ts';
 
 let n = 0;
@@ -38,6 +39,8 @@ async function payout(live: LiveGateway, amount = 1200.75): Promise<string> {
 function reconcile(live: LiveGateway, args: string[], env: Record<string, string> = {}) {
   return cliAsync(['reconcile', ...args, '--json'], {
     DATABASE_URL: live.gw.testDb.url,
+    // Money booked into suspense stays there (no refund of it joins the day's transactions).
+    AUTO_REFUND_UNMATCHED: 'false',
     ...live.setu.env(),
     ...live.cashfree.env(),
     ...env,
@@ -82,10 +85,10 @@ async function consoleAs(live: LiveGateway, role: 'operator' | 'merchant') {
 
 for (const kind of DATABASES) {
   describe(`reconcile on ${kind}`, { skip: await skipFor(kind) }, () => {
-    const live = useLive(kind, { PAYIN_EXPIRY_S: '8' });
+    const live = useLive(kind, { PAYIN_EXPIRY_S: '8', AUTO_REFUND_UNMATCHED: 'false' });
     afterEach(async () => live().ledgerOk());
 
-    it('opens one exception per difference the providers hold, none again on a second run, and moves nothing', async () => {
+    it('books what moved money and opens one exception per other difference, nothing again on a second run', async () => {
       const l = live();
       // Pay-ins: five paid, one left to expire (FAILED).
       const expiring = await payin(l);
@@ -97,7 +100,7 @@ for (const kind of DATABASES) {
       for (const id of paid) await l.waitStatus('payin', id, 'SUCCESS');
       await l.waitStatus('payin', expiring, 'FAILED', 30_000);
       // Payouts: six paid, one failed.
-      const sent = [];
+      const sent: string[] = [];
       for (let i = 0; i < 6; i++) sent.push(await payout(l));
       for (const id of sent) await l.waitStatus('payout', id, 'SUCCESS');
       l.cashfree.ending = 'FAILED';
@@ -149,29 +152,48 @@ for (const kind of DATABASES) {
       ]);
       const payment = (id: string) => qr(id).attempts[0]!.id;
       const cf = (id: string) => transfer(id).cf_transfer_id;
+      // Where no money moved: one reconcile_mismatch each.
       const expected = [
         `setu ${payment(paid[0]!)} amount=${25050 + 100} ${paid[0]}`,
         `setu ${payment(paid[1]!)} utr=999000111222 ${paid[1]}`,
-        `setu ${second.id} status=success ${paid[2]}`,
-        `setu ${late.id} status=success ${expiring}`,
-        `cashfree ${cf(sent[0]!)} status=REVERSED ${sent[0]}`,
         `cashfree ${cf(sent[1]!)} amount=${120075 + 100} ${sent[1]}`,
         `cashfree ${cf(sent[2]!)} utr=N123456789012 ${sent[2]}`,
         `cashfree ${sent[3]} status=NOT_FOUND ${sent[3]}`,
-        `cashfree ${cf(failed)} status=SUCCESS ${failed}`,
       ];
       const seen = (await mismatches(l)).map((m) => `${m.provider} ${m.reference} ${m.payment_id}`);
       assert.deepEqual(sorted(seen), sorted(expected));
-      // Nothing moved and no status changed.
-      assert.deepEqual(await l.balance(), balance);
+      // Where money moved: booked as if the provider had said it at the time, on its exception.
+      const kept = await l.gw.database.db
+        .selectFrom('channel_exceptions')
+        .select(['kind', 'reference', 'payment_id', 'holds'])
+        .where('kind', '<>', 'reconcile_mismatch')
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        sorted(kept.map((k) => `${k.kind} ${k.reference} ${k.payment_id} ${k.holds}`)),
+        sorted([
+          `payment_after_final ${second.id} ${paid[2]} suspense`,
+          `payment_after_final ${late.id} ${expiring} suspense`,
+          `reversal ${sent[0]} ${sent[0]} null`,
+          `payout_after_failed ${failed} ${failed} receivable`,
+        ]),
+      );
+      // The reversal's amount is available again; no status changed.
+      assert.deepEqual(await l.balance(), { ...balance, available: balance.available + 120075 });
       assert.equal((await l.status('payout', sent[0]!)).status, 'SUCCESS');
+      assert.equal((await l.status('payout', sent[0]!)).reversed, true);
       assert.equal((await l.status('payout', failed)).status, 'FAILED');
       assert.equal((await l.status('payin', expiring)).status, 'FAILED');
+      await l.receiver.waitFor(
+        () => l.receiver.forPayment(sent[0]!).some((c) => c.body.status === 'REVERSED'),
+        'the REVERSED callback',
+      );
 
       const again = await reconcile(l, ['--date', today, '--channel', 'cashfree']);
       assert.equal(again.status, 0, again.stderr + again.stdout);
+      // The reversal booked, that payout now agrees with Cashfree.
       assert.deepEqual(again.json.runs, [
-        { date: today, channel: 'cashfree', checked: 7, matched: 2, mismatched: 5, unreadable: 0 },
+        { date: today, channel: 'cashfree', checked: 7, matched: 3, mismatched: 4, unreadable: 0 },
       ]);
       const rerun = await reconcile(l, ['--date', today]);
       assert.equal(rerun.status, 0);
@@ -187,8 +209,8 @@ for (const kind of DATABASES) {
         [
           ['setu', 0, true],
           ['cashfree', 0, true],
-          ['setu', 4, true],
-          ['cashfree', 5, true],
+          ['setu', 2, true],
+          ['cashfree', 3, true],
           ['cashfree', 0, true],
           ['setu', 0, true],
           ['cashfree', 0, true],
@@ -203,8 +225,8 @@ for (const kind of DATABASES) {
         .select(['id', 'channel', 'opened'])
         .orderBy('id')
         .execute();
-      const opener = runs.find((r) => r.channel === 'cashfree' && Number(r.opened) === 5);
-      assert.ok(opener, 'the first test ran (its run opened five Cashfree exceptions)');
+      const opener = runs.find((r) => r.channel === 'cashfree' && Number(r.opened) === 3);
+      assert.ok(opener, 'the first test ran (its run opened three Cashfree exceptions)');
       const ops = await consoleAs(l, 'operator');
       const list = await ops('/dashboard/reconcile');
       assert.equal(list.statusCode, 200);
@@ -217,7 +239,7 @@ for (const kind of DATABASES) {
         .select(['reference', 'provider_value'])
         .where('run_id', '=', opener.id)
         .execute();
-      assert.equal(found.length, 5);
+      assert.equal(found.length, 3);
       for (const m of found) {
         assert.ok(one.body.includes(m.reference), m.reference);
         assert.ok(one.body.includes(m.provider_value), m.provider_value);
@@ -295,54 +317,61 @@ for (const kind of DATABASES) {
       assert.equal(Number(runsAfter.n), Number(runsBefore.n));
     });
 
-    it('checks a transaction from before the day that is still open, and not one created after it', async () => {
+    it('checks a transaction from before the day that is still open, once, and books what the provider says of it', async () => {
       const l = live();
-      const id = await payout(l);
-      await l.waitStatus('payout', id, 'SUCCESS');
+      // Two payouts Cashfree holds PENDING, their webhooks never to come: one created two days
+      // before the day, one on the day itself.
+      l.cashfree.ending = 'never';
+      const older = await payout(l);
+      const ofDay = await payout(l);
+      l.cashfree.ending = 'SUCCESS';
       const db = l.gw.database.db;
-      const row = await db
-        .selectFrom('transactions')
-        .select(['created_at', 'finalized_at', 'next_action_at'])
-        .where('payment_id', '=', id)
-        .executeTakeFirstOrThrow();
-      // As Paygate would hold it had the provider's word never arrived: PROCESSING since two days
-      // before, not due for the worker meanwhile. Cashfree says SUCCESS.
-      const reopen = (createdAt: number) =>
+      await until(async () => {
+        const rows = await db
+          .selectFrom('transactions')
+          .select('status')
+          .where('payment_id', 'in', [older, ofDay])
+          .execute();
+        return rows.every((r) => r.status === 'PROCESSING');
+      }, 'both sent');
+      const yesterday = istDate(Date.now() - 86_400_000);
+      // Not due for the worker meanwhile: only the reconciliation reads them.
+      const place = (id: string, createdAt: number) =>
         db
           .updateTable('transactions')
-          .set({
-            status: 'PROCESSING',
-            created_at: createdAt,
-            finalized_at: null,
-            next_action_at: Date.now() + 86_400_000,
-          })
+          .set({ created_at: createdAt, next_action_at: Date.now() + 86_400_000 })
           .where('payment_id', '=', id)
           .execute();
-      const yesterday = istDate(Date.now() - 86_400_000);
+      await place(older, Date.now() - 3 * 86_400_000);
+      await place(ofDay, istDayBounds(yesterday).from + 1000);
+      const run = await reconcile(l, ['--date', yesterday, '--channel', 'cashfree']);
+      assert.equal(run.status, 0, run.stderr + run.stdout);
+      // Open at both ends: no difference; the one of the day is read once, as the day's own.
+      assert.deepEqual(run.json.runs, [
+        { date: yesterday, channel: 'cashfree', checked: 2, matched: 2, mismatched: 0, unreadable: 0 },
+      ]);
+      // Cashfree finishes the older one; its webhook is lost. The next run books it.
+      const t = l.cashfree.transfers.get(older)!;
+      t.status = 'SUCCESS';
+      t.transfer_utr = '777000111222';
       const before = (await mismatches(l)).length;
-      try {
-        await reopen(Date.now() - 2 * 86_400_000);
-        const run = await reconcile(l, ['--date', yesterday, '--channel', 'cashfree']);
-        assert.equal(run.status, 0, run.stderr + run.stdout);
-        assert.deepEqual(run.json.runs, [
-          { date: yesterday, channel: 'cashfree', checked: 1, matched: 0, mismatched: 1, unreadable: 0 },
-        ]);
-        const cf = l.cashfree.transfers.get(id)!.cf_transfer_id;
-        assert.deepEqual(
-          (await mismatches(l)).slice(before).map((m) => `${m.provider} ${m.reference} ${m.payment_id}`),
-          [`cashfree ${cf} status=SUCCESS ${id}`],
-        );
-        // Created on the day itself, it is the day's own: one check, not two.
-        await reopen(istDayBounds(yesterday).from + 1000);
-        const again = await reconcile(l, ['--date', yesterday, '--channel', 'cashfree']);
-        assert.equal(again.json.runs[0].checked, 1);
-      } finally {
-        await db
-          .updateTable('transactions')
-          .set({ status: 'SUCCESS', ...row })
-          .where('payment_id', '=', id)
-          .execute();
-      }
+      const again = await reconcile(l, ['--date', yesterday, '--channel', 'cashfree']);
+      assert.equal(again.status, 0, again.stderr + again.stdout);
+      assert.deepEqual(again.json.runs, [
+        { date: yesterday, channel: 'cashfree', checked: 2, matched: 1, mismatched: 1, unreadable: 0 },
+      ]);
+      assert.equal((await mismatches(l)).length, before, 'booked, not kept as a difference');
+      const done = await l.status('payout', older);
+      assert.equal(done.status, 'SUCCESS');
+      assert.equal(done.utr, '777000111222');
+      // The other is left to the worker, as it would be.
+      await db
+        .updateTable('transactions')
+        .set({ next_action_at: Date.now() })
+        .where('payment_id', '=', ofDay)
+        .execute();
+      l.cashfree.transfers.get(ofDay)!.status = 'SUCCESS';
+      await l.waitStatus('payout', ofDay, 'SUCCESS');
     });
   });
 }
