@@ -262,8 +262,10 @@ export class TransactionWorker {
       // reads that allow a second send.
       get send() {
         const readGap = channel.pollDelayMs(row.kind, 0);
+        // CHANNEL_RESEND_AFTER_S is the wait before another send of a refund the channel may take
+        // twice, whether its unknown send was answered (a 5xx) or not.
         const inTransitMs = resendWaits(row, channel)
-          ? Math.max(channel.inTransitMs, options.resendAfterMs ?? 0)
+          ? (options.resendAfterMs ?? channel.inTransitMs)
           : channel.inTransitMs;
         return { db: database.db, now, readGap, inTransitMs, leaseMs: options.leaseMs };
       },

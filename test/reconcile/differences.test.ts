@@ -324,7 +324,6 @@ for (const kind of DATABASES) {
       l.cashfree.ending = 'never';
       const older = await payout(l);
       const ofDay = await payout(l);
-      l.cashfree.ending = 'SUCCESS';
       const db = l.gw.database.db;
       await until(async () => {
         const rows = await db
@@ -334,6 +333,7 @@ for (const kind of DATABASES) {
           .execute();
         return rows.every((r) => r.status === 'PROCESSING');
       }, 'both sent');
+      l.cashfree.ending = 'SUCCESS';
       const yesterday = istDate(Date.now() - 86_400_000);
       // Not due for the worker meanwhile: only the reconciliation reads them.
       const place = (id: string, createdAt: number) =>
