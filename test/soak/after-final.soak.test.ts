@@ -23,7 +23,7 @@ const DAYS = 8;
 const DAY_MS = 86_400_000;
 
 const chance = (p: number) => Math.random() < p;
-const rupees = () => 100 + Math.floor(Math.random() * 90_000) / 100;
+const rupees = () => (10_000 + Math.floor(Math.random() * 90_000)) / 100;
 
 /** A change a fake makes to a final transaction, on a day, its webhook sent or dropped. */
 interface Change {
@@ -144,7 +144,7 @@ for (const kind of DATABASES) {
     it(
       `books every change the providers make over ${DAYS} days exactly once`,
       { timeout: 1_500_000 },
-      async () => {
+      async (t) => {
         const l = live();
         const db = l.gw.database.db;
         l.cashfree.webhooks = false;
@@ -270,7 +270,16 @@ for (const kind of DATABASES) {
           await l.ledgerOk();
           await conservation(l, everSucceeded);
         }
-        // Each change booked once.
+        // Each change booked once; and there were changes of each kind to book.
+        const made = (['reversal', 'late_payment', 'refund_success', 'refund_failed'] as const).map(
+          (k) => `${k} ${changes.filter((c) => c.kind === k).length}`,
+        );
+        t.diagnostic(`changes: ${made.join(', ')}; finals ${finals.length}`);
+        for (const k of ['reversal', 'late_payment', 'refund_success', 'refund_failed'] as const)
+          assert.ok(
+            changes.some((c) => c.kind === k),
+            `some ${k}`,
+          );
         const kept = await db.selectFrom('channel_exceptions').select(['kind', 'payment_id']).execute();
         const count = (k: string, ids: string[]) =>
           kept.filter((e) => e.kind === k && ids.includes(e.payment_id ?? '')).length;
