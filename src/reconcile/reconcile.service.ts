@@ -88,7 +88,8 @@ export class ReconcileService {
     keepGoing: () => Promise<void> = async () => {},
   ): Promise<RunSummary> {
     const read = this.reader(channel);
-    const runId = await startRun(this.db, { date, channel, trigger }, this.now());
+    const startedAt = this.now();
+    const runId = await startRun(this.db, { date, channel, trigger }, startedAt);
     const counts: RunCounts = { checked: 0, matched: 0, mismatched: 0, unreadable: 0, opened: 0 };
     const check = async (t: ReconcileTxn) => {
       let record: ProviderRecord;
@@ -112,7 +113,7 @@ export class ReconcileService {
       const opened = await this.settle(channel, runId, t, record, found.some(movedMoney));
       counts.opened += opened;
     };
-    for await (const page of this.transactions(channel, date)) {
+    for await (const page of this.transactions(channel, date, startedAt)) {
       await keepGoing();
       await inParallel(page, this.options.concurrency ?? 16, check);
     }
@@ -121,9 +122,18 @@ export class ReconcileService {
     return { date, channel, checked, matched, mismatched, unreadable };
   }
 
-  /** The day's transactions of a channel, then those from before it that are still open, a page at a time. */
-  private async *transactions(channel: ReconcileChannel, date: string): AsyncGenerator<ReconcileTxn[]> {
-    const { from, to } = istDayBounds(date);
+  /**
+   * The day's transactions of a channel created before the run started (what the run itself books,
+   * a refund of a second payment, is not read back by it), then those from before the day that are
+   * still open, then those that became final in the lookback, a page at a time.
+   */
+  private async *transactions(
+    channel: ReconcileChannel,
+    date: string,
+    startedAt: number,
+  ): AsyncGenerator<ReconcileTxn[]> {
+    const { from, to: dayEnd } = istDayBounds(date);
+    const to = Math.min(dayEnd, startedAt);
     const size = this.options.pageSize ?? 500;
     let after: { createdAt: number; paymentId: string } | null = null;
     for (;;) {

@@ -3,7 +3,8 @@
  * and into the fake providers, as if Paygate had settled them through the fakes: Setu pay-ins (a
  * paid QR each; one in ten FAILED, a QR nobody paid) and Cashfree payouts (a transfer each; one in
  * ten FAILED). With `differences`, nine things the fakes hold that Paygate never heard of, and the
- * exceptions they must open, as `provider reference`.
+ * exceptions they must open, as `kind provider reference`: four move money and are booked through
+ * the outcomes, five are differences of record.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -27,10 +28,12 @@ export interface DaySpec {
 
 export interface SeededDay {
   merchantId: string;
-  /** The reconcile_mismatch exceptions a run must open, as `provider reference`, sorted. */
+  /** The exceptions a run must open, as `kind provider reference`, sorted. */
   expected: string[];
   /** Transactions that differ, per channel. */
   mismatched: { setu: number; cashfree: number };
+  /** Differences opened as reconcile_mismatch, per channel (what moved money is booked instead). */
+  opened: { setu: number; cashfree: number };
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -174,38 +177,39 @@ export async function seedReconcileDay(
     const qrOf = (i: number) => setu.qrFor(paymentId('i', i))!;
     const own = qrOf(0).payment!;
     own.amount += 1;
-    expected.push(`setu ${own.id} amount=${own.amount}`);
+    expected.push(`reconcile_mismatch setu ${own.id} amount=${own.amount}`);
     const other = qrOf(1).payment!;
     other.rrn = '777000000001';
-    expected.push(`setu ${other.id} utr=${other.rrn}`);
+    expected.push(`reconcile_mismatch setu ${other.id} utr=${other.rrn}`);
     const twice = qrOf(2);
     const second = paymentOn(twice, twice.amount, '777000000002', Date.parse(twice.createdAt) + 60_000);
     twice.attempts.push(second);
-    expected.push(`setu ${second.id} status=success`);
+    expected.push(`payment_after_final setu ${second.id}`);
     const unpaid = qrOf(9);
     const late = paymentOn(unpaid, unpaid.amount, '777000000009', Date.parse(unpaid.createdAt) + 60_000);
     unpaid.attempts.push(late);
-    expected.push(`setu ${late.id} status=success`);
+    expected.push(`payment_after_final setu ${late.id}`);
 
     const transfer = (i: number) => cashfree.transfers.get(paymentId('o', i))!;
     transfer(0).status = 'REVERSED';
-    expected.push(`cashfree ${transfer(0).cf_transfer_id} status=REVERSED`);
+    expected.push(`reversal cashfree ${paymentId('o', 0)}`);
     transfer(1).transfer_amount += 0.01;
     expected.push(
-      `cashfree ${transfer(1).cf_transfer_id} amount=${Math.round(transfer(1).transfer_amount * 100)}`,
+      `reconcile_mismatch cashfree ${transfer(1).cf_transfer_id} amount=${Math.round(transfer(1).transfer_amount * 100)}`,
     );
     transfer(2).transfer_utr = '888000000002';
-    expected.push(`cashfree ${transfer(2).cf_transfer_id} utr=888000000002`);
+    expected.push(`reconcile_mismatch cashfree ${transfer(2).cf_transfer_id} utr=888000000002`);
     cashfree.transfers.delete(paymentId('o', 3));
-    expected.push(`cashfree ${paymentId('o', 3)} status=NOT_FOUND`);
+    expected.push(`reconcile_mismatch cashfree ${paymentId('o', 3)} status=NOT_FOUND`);
     transfer(9).status = 'SUCCESS';
     transfer(9).transfer_utr = '888000000009';
-    expected.push(`cashfree ${transfer(9).cf_transfer_id} status=SUCCESS`);
+    expected.push(`payout_after_failed cashfree ${paymentId('o', 9)}`);
   }
   return {
     merchantId,
     expected: expected.sort(),
     mismatched: spec.differences ? { setu: 4, cashfree: 5 } : { setu: 0, cashfree: 0 },
+    opened: spec.differences ? { setu: 2, cashfree: 3 } : { setu: 0, cashfree: 0 },
   };
 }
 
@@ -222,14 +226,13 @@ function paymentOn(qr: FakeQr, amount: number, utr: string, at: number): FakePay
   };
 }
 
-/** The reconcile_mismatch exceptions opened, as `provider reference`, sorted. */
+/** The exceptions open, as `kind provider reference`, sorted. */
 export async function reconcileExceptions(database: Database): Promise<string[]> {
   const rows = await database.db
     .selectFrom('channel_exceptions')
-    .select(['provider', 'reference'])
-    .where('kind', '=', 'reconcile_mismatch')
+    .select(['kind', 'provider', 'reference'])
     .execute();
-  return rows.map((r) => `${r.provider} ${r.reference}`).sort();
+  return rows.map((r) => `${r.kind} ${r.provider} ${r.reference}`).sort();
 }
 
 /** Asserts that the day `date` has one reconciliation lease per channel (Setu, Cashfree), each done. */
