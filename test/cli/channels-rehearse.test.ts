@@ -111,7 +111,12 @@ describe('paygate channels rehearse against the fakes behind their documents', (
           assert.equal(qr.amount, 100, 'a ₹1 QR');
           await setu.pay(qr.referenceId);
         });
-        assert.equal(r.status, 0, r.out);
+        const refundPosts = setu.requests.filter((q) => q.path === '/api/v1/merchants/refunds');
+        assert.equal(
+          r.status,
+          0,
+          `${r.out}\n${JSON.stringify(await l.exceptions())}\n${JSON.stringify(refundPosts.map((q) => q.body))}`,
+        );
         assert.deepEqual([...r.steps.keys()], ['payin', 'topup', 'refund', 'payout']);
         for (const s of r.steps.values()) assert.equal(s.status, 'ok', `${s.step}: ${r.out}`);
 
@@ -121,11 +126,8 @@ describe('paygate channels rehearse against the fakes behind their documents', (
         assert.equal(payin.channel_txn_id, qr.id, "the pay-in's reference is Setu's QR");
         assert.equal(payin.channel_payment_id, qr.payment!.id);
         assert.equal(payin.utr, qr.payment!.rrn);
-        assert.equal(
-          payin.learned_by,
-          'notification:setu',
-          'learned from Setu’s notification at the serving gateway',
-        );
+        // Setu's notification at the serving gateway, or its worker's read, whichever came first.
+        assert.match(String(payin.learned_by), /^(notification|poll):setu$/);
 
         const refund = r.steps.get('refund')!.references;
         const [setuRefund, ...more] = setu.refundsFor(String(refund.payment_id));
