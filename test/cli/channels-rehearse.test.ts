@@ -18,7 +18,8 @@ import { cliAsync } from '../support/process.ts';
 import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
 
 const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor('postgres') };
-const POLL_MS = 400;
+// Long enough that Setu's notification, not a poll, usually settles the pay-in; short enough for the refund's read.
+const POLL_MS = 2000;
 const ACCOUNT = ['--payout-account', '123456789012', '--ifsc', 'HDFC0001234'];
 
 interface Step {
