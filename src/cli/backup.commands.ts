@@ -3,6 +3,7 @@
  * database while it serves, and the check of a copy (integrity and ledger) without changing it.
  * PostgreSQL has its own tools for this (`pg_dump`, point-in-time recovery: docs/going-live.md).
  */
+import fs from 'node:fs';
 import { BackupExistsError, backupSqlite, integrityOf, openCopy } from '../db/backup.ts';
 import { sqlitePath } from '../db/database.ts';
 import type { LedgerReport } from '../wallet/wallet.service.ts';
@@ -67,11 +68,12 @@ export const BACKUP_COMMANDS: Record<string, CommandSpec> = {
       if (to === '' || verify === '') throw new UsageError('backup: FILE must not be empty');
       const timeout = timeoutS(flags['timeout-s']);
       if (verify !== undefined) {
+        if (!fs.existsSync(verify)) throw new CommandRefusal('NOT_FOUND', `there is no file at ${verify}`);
         const integrity = (() => {
           try {
             return integrityOf(verify);
           } catch (err) {
-            throw new CommandRefusal('NOT_FOUND', `${verify}: ${(err as Error).message}`);
+            return `not a readable SQLite database: ${(err as Error).message}`;
           }
         })();
         const ledger =
