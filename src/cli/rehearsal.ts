@@ -20,6 +20,7 @@ import type { PayinRequest } from '../payins/payins.schemas.ts';
 import type { PayoutRequest } from '../payouts/payouts.schemas.ts';
 import type { Services } from '../services.ts';
 import { findTransaction, type TransactionRow } from '../transactions/transactions.repository.ts';
+import { terminalQr } from './terminal-qr.ts';
 
 export type StepName = 'payin' | 'topup' | 'refund' | 'payout';
 /** ok: done and final; unpaid: the QR was not paid in time; pending: not final when the wait ended. */
@@ -124,8 +125,10 @@ async function payinStep(plan: RehearsalPlan, principal: Principal, d: Rehearsal
     payment_id: string;
     data?: { cashier_url: string; cashier_string: string };
   };
-  d.say(`Pay ₹1.00 to this UPI link (${Math.round(plan.waitMs / 1000)} s): ${body.data?.cashier_string}`);
-  d.say(`or scan the QR on ${body.data?.cashier_url}`);
+  const link = body.data?.cashier_string ?? '';
+  d.say(terminalQr(link));
+  d.say(`Scan and pay ₹1.00 within ${Math.round(plan.waitMs / 1000)} s, or open ${body.data?.cashier_url}`);
+  d.say(`(UPI link: ${link})`);
   const row = await waitFinal(d, body.payment_id, (r) => (r.expires_at ?? 0) + CLOSE_GRACE_MS);
   const references = await transactionReferences(d.database.db, row, 'setu');
   if (row.status === 'SUCCESS') return { step: 'payin', status: 'ok', references, detail: 'paid' };

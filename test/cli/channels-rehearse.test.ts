@@ -13,6 +13,7 @@ import { DATABASES } from '../support/databases.ts';
 import { FakeCashfree } from '../support/fake-cashfree.ts';
 import { FakeSetu, type FakeQr } from '../support/fake-setu.ts';
 import { skipFor } from '../support/harness.ts';
+import { readQr } from '../support/qr-reader.ts';
 import { until, useLive, type LiveGateway } from '../support/live.ts';
 import { cliAsync } from '../support/process.ts';
 import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
@@ -21,6 +22,29 @@ const databaseSkip = { sqlite: await skipFor('sqlite'), postgres: await skipFor(
 // Long enough that Setu's notification, not a poll, usually settles the pay-in; short enough for the refund's read.
 const POLL_MS = 2000;
 const ACCOUNT = ['--payout-account', '123456789012', '--ifsc', 'HDFC0001234'];
+
+/** The text of the QR code a command drew in the terminal (half blocks, two module rows a line), read as a phone would. */
+function terminalQrText(output: string): string | null {
+  const escape = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+  const lines = output
+    .split('\n')
+    .filter((l) => l.startsWith('\x1b[30;47m'))
+    .map((l) => [...l.replace(escape, '')]);
+  const rows = lines.flatMap((chars) => [
+    chars.map((c) => c === '█' || c === '▀'),
+    chars.map((c) => c === '█' || c === '▄'),
+  ]);
+  const scale = 4;
+  const width = (rows[0]?.length ?? 0) * scale;
+  const height = rows.length * scale;
+  const rgba = new Uint8Array(width * height * 4);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      const v = rows[Math.floor(y / scale)]![Math.floor(x / scale)] ? 0 : 255;
+      rgba.set([v, v, v, 255], (y * width + x) * 4);
+    }
+  return width > 0 ? readQr(rgba, width, height) : null;
+}
 
 interface Step {
   step: string;
@@ -123,6 +147,11 @@ describe('paygate channels rehearse against the fakes behind their documents', (
 
         const payin = r.steps.get('payin')!.references;
         const qr = setu.qrFor(String(payin.payment_id))!;
+        const printed = terminalQrText(r.out);
+        assert.ok(
+          printed?.startsWith('upi://pay?') && printed.includes(`tr=${qr.refId}`),
+          `the QR printed reads ${printed}`,
+        );
         assert.equal(payin.provider, 'setu');
         assert.equal(payin.channel_txn_id, qr.id, "the pay-in's reference is Setu's QR");
         assert.equal(payin.channel_payment_id, qr.payment!.id);
