@@ -61,7 +61,9 @@ describe('paygate backup', () => {
     assert.deepEqual(Object.keys(r.json).sort(), ['bytes', 'file', 'pages', 'took_ms']);
     assert.equal(r.json.file, copy);
     assert.equal(r.json.bytes, fs.statSync(copy).size);
-    const pageSize = new BetterSqlite3(copy, { readonly: true }).pragma('page_size', { simple: true });
+    const opened = new BetterSqlite3(copy, { readonly: true });
+    const pageSize = opened.pragma('page_size', { simple: true });
+    opened.close();
     assert.equal(r.json.bytes, r.json.pages * (pageSize as number), 'the file is its pages');
     const before = sha(copy);
     const v = await paygate(['backup', '--verify', copy]);
