@@ -10,6 +10,15 @@ import { insertAuditAction } from '../audit/audit.repository.ts';
 /** A refusal of the command line itself: exit status 2, `USAGE_ERROR`. */
 export class UsageError extends Error {}
 export class PortInUseError extends Error {}
+/** A well-formed command that is refused without an API error code of its own: exit status 1 with `code`. */
+export class CommandRefusal extends Error {
+  constructor(
+    readonly code: 'NOT_FOUND' | 'CONFLICT' | 'INVALID_STATE',
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 export type OptionSpec = { type: 'string' | 'boolean'; value?: string; help: string; required?: true };
 export type Flags = Record<string, string | boolean | undefined>;

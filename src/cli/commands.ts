@@ -12,6 +12,8 @@ import { CHANNEL_COMMANDS } from './channels.commands.ts';
 import { EXCEPTION_COMMANDS } from './exceptions.commands.ts';
 import { USER_COMMANDS } from './user.commands.ts';
 import { RECONCILE_COMMANDS } from './reconcile.commands.ts';
+import { REHEARSE_COMMANDS } from './rehearse.commands.ts';
+import { BACKUP_COMMANDS } from './backup.commands.ts';
 
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   ...SERVICE_COMMANDS,
@@ -20,7 +22,9 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   ...CALLBACK_COMMANDS,
   ...REFUND_COMMANDS,
   ...CHANNEL_COMMANDS,
+  ...REHEARSE_COMMANDS,
   ...EXCEPTION_COMMANDS,
   ...USER_COMMANDS,
   ...RECONCILE_COMMANDS,
+  ...BACKUP_COMMANDS,
 };

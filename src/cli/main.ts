@@ -8,7 +8,7 @@ import { DatabaseSetupError } from '../db/database.ts';
 import { MerchantNotFoundError } from '../merchants/merchants.service.ts';
 import { AppError } from '../errors.ts';
 import { AccountError } from '../dashboard/accounts.service.ts';
-import { PortInUseError, UsageError, type Out } from './command.ts';
+import { CommandRefusal, PortInUseError, UsageError, type Out } from './command.ts';
 import { run } from './run.ts';
 
 /** Where a command's lines go: each call is one line, without its line break. */
@@ -27,6 +27,7 @@ export interface CliOutcome {
 function errorCode(err: unknown): string {
   if (err instanceof UsageError) return 'USAGE_ERROR';
   if (err instanceof PortInUseError) return 'PORT_IN_USE';
+  if (err instanceof CommandRefusal) return err.code;
   if (err instanceof ConfigError) return 'CONFIG_INVALID';
   if (err instanceof MerchantNotFoundError) return 'MERCHANT_NOT_FOUND';
   if (err instanceof AccountError) return err.code;

@@ -34,6 +34,7 @@ const COMMANDS = [
   'refund create',
   'refund show',
   'channels check',
+  'channels rehearse',
   'channels exceptions',
   'user create',
   'user list',
@@ -41,6 +42,7 @@ const COMMANDS = [
   'user enable',
   'user reset-password',
   'reconcile',
+  'backup',
 ].map((c) => c.split(' '));
 
 const GROUPS = [...new Set(COMMANDS.filter((c) => c.length > 1).map((c) => c[0]!))];
