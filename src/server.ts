@@ -9,7 +9,6 @@ import { buildApp, type Paygate } from './app.ts';
 import { createLogger } from './logger.ts';
 import { ReconcileScheduler } from './reconcile/reconcile.scheduler.ts';
 import { ReconcileService } from './reconcile/reconcile.service.ts';
-import { SecretOverlapScheduler } from './merchants/secret-overlap.scheduler.ts';
 import { notificationReachWarning } from './outbound/public-url.ts';
 import { undici } from './outbound/undici.ts';
 
@@ -96,10 +95,6 @@ export async function startServer(
     { atMinutes: config.reconcileAtMinutes, logger: app.log },
   );
   reconciler.start();
-  // Rotated-out webhook secrets are deleted when their overlap ends.
-  const secrets = new SecretOverlapScheduler(database.db, { logger: app.log });
-  services.merchants.onSecretRotated = (until) => secrets.rotated(until);
-  secrets.start();
 
   let closing: Promise<void> | null = null;
   return {
@@ -112,7 +107,6 @@ export async function startServer(
         app.server.keepAliveTimeout = 1;
         await app.close();
         await reconciler.stop();
-        await secrets.stop();
         await worker.stop();
         // After the worker, so that final statuses it records while draining still get their first attempt.
         await dispatcher.stop();

@@ -39,6 +39,7 @@ for (const kind of DATABASES) {
     before(async () => {
       g = await startGateway(kind, {
         worker: true,
+        listen: true,
         env: { ALLOW_PRIVATE_CALLBACK_URLS: 'true', WEBHOOK_SECRET_OVERLAP_S: String(OVERLAP_S) },
       });
       merchantId = g.merchant.merchant_id;
@@ -74,34 +75,26 @@ for (const kind of DATABASES) {
     }
 
     it('after the overlap the old secret signs nothing and is gone from the database', async () => {
-      const scheduler = new SecretOverlapScheduler(g.database.db);
-      // As a serving process wires it (server.ts).
-      g.paygate.services.merchants.onSecretRotated = (until) => scheduler.rotated(until);
-      scheduler.start();
-      try {
-        const old = (await row()).webhook_secret;
-        const rotated = await g.paygate.services.merchants.rotateSecret(merchantId);
-        const until = Date.parse(rotated.previous_secret_until!);
-        assert.equal((await row()).previous_webhook_secret, old, 'kept for the overlap');
+      // The gateway's own scheduler, running while it listens, deletes it.
+      const old = (await row()).webhook_secret;
+      const rotated = await g.paygate.services.merchants.rotateSecret(merchantId);
+      const until = Date.parse(rotated.previous_secret_until!);
+      assert.equal((await row()).previous_webhook_secret, old, 'kept for the overlap');
 
-        const deadline = until + 10_000;
-        while ((await row()).previous_webhook_secret !== null && Date.now() < deadline)
-          await new Promise((r) => setTimeout(r, 50));
-        const stored = await row();
-        assert.equal(stored.previous_webhook_secret, null, 'deleted once the overlap ended');
-        assert.equal(stored.previous_secret_until, null);
-        assert.ok(Date.now() >= until, 'not before the overlap ended');
-        assert.ok(!JSON.stringify(stored).includes(old), 'the old secret is nowhere in the row');
-        assert.equal(stored.webhook_secret, rotated.webhook_secret);
+      const deadline = until + 10_000;
+      while ((await row()).previous_webhook_secret !== null && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      const stored = await row();
+      assert.equal(stored.previous_webhook_secret, null, 'deleted once the overlap ended');
+      assert.equal(stored.previous_secret_until, null);
+      assert.ok(Date.now() >= until, 'not before the overlap ended');
+      assert.ok(!JSON.stringify(stored).includes(old), 'the old secret is nowhere in the row');
+      assert.equal(stored.webhook_secret, rotated.webhook_secret);
 
-        const cb = await callback();
-        assert.match(String(cb.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]{43}=$/, 'one signature');
-        assert.equal(sdkReason(rotated.webhook_secret, cb), 'ok');
-        assert.equal(sdkReason(old, cb), 'signature_mismatch', 'the old secret signs nothing');
-      } finally {
-        g.paygate.services.merchants.onSecretRotated = null;
-        await scheduler.stop();
-      }
+      const cb = await callback();
+      assert.match(String(cb.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]{43}=$/, 'one signature');
+      assert.equal(sdkReason(rotated.webhook_secret, cb), 'ok');
+      assert.equal(sdkReason(old, cb), 'signature_mismatch', 'the old secret signs nothing');
     });
 
     it('merchant rotate-secret --no-overlap deletes the old secret at once; a rotation by another process is forgotten at its end too', async () => {
