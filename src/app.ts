@@ -16,6 +16,7 @@ import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import type { Database } from './db/database.ts';
 import { CallbackDispatcher } from './worker/callback.dispatcher.ts';
+import { SecretOverlapScheduler } from './merchants/secret-overlap.scheduler.ts';
 import { callbackRoutes } from './callbacks/callbacks.routes.ts';
 import { AuthFailureLimit, authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
@@ -136,7 +137,8 @@ function fastifyOptions(deps: AppDeps): FastifyHttpOptions<Server> {
 
 /**
  * The transaction worker and the callback dispatcher, created (not started: `server.ts` starts
- * them) and woken by what the services commit.
+ * them) and woken by what the services commit; and the deletion of rotated-out webhook secrets,
+ * which runs while the app listens.
  */
 function background(
   app: FastifyInstance,
@@ -175,6 +177,11 @@ function background(
     if (deliveryId) dispatcher.wake();
   });
   services.callbacks.onQueued = () => dispatcher.wake();
+  // A rotated-out webhook secret is deleted when its overlap ends, by every serving process.
+  const secrets = new SecretOverlapScheduler(database.db, { now, logger: app.log });
+  services.merchants.onSecretRotated = (until) => secrets.rotated(until);
+  app.addHook('onListen', async () => secrets.start());
+  app.addHook('onClose', () => secrets.stop());
   return { worker, dispatcher };
 }
 

@@ -43,7 +43,10 @@ export interface CallbackHandlerOptions {
   maxBodyBytes?: number;
   /** How far `webhook-timestamp` may be from your clock, in seconds. Default 300. */
   toleranceSeconds?: number;
-  /** Refuse callbacks without the Standard Webhooks headers. Default false. */
+  /**
+   * Refuse callbacks without the Standard Webhooks headers. Default true; false also accepts a
+   * callback on the seed's `X-Verification-Token` alone (it signs only `payment_id:amount:status`).
+   */
   requireStandardWebhooks?: boolean;
 }
 

@@ -51,6 +51,30 @@ function keyOf(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
 }
 
+/** One entry of `webhook-signature`: `v1,` and the base64 of a 32-byte HMAC, written as base64 writes it. */
+const ENTRY = /^v1,([A-Za-z0-9+/]{43}=)$/;
+
+/**
+ * The HMACs a `webhook-signature` carries: one or more `v1,<base64>` entries, one space apart, each
+ * base64 that decodes to 32 bytes and encodes back to the same text. Anything else (a comma or text
+ * after an entry, another separator, a version this SDK does not know, base64 with stray bits) is
+ * `invalid_header`: a signature is checked in its exact shape, never read leniently.
+ */
+export function signaturesOf(header: string): Buffer[] {
+  const macs = header.split(' ').map((entry) => {
+    const b64 = ENTRY.exec(entry)?.[1];
+    const mac = b64 === undefined ? null : Buffer.from(b64, 'base64');
+    return mac !== null && mac.length === 32 && mac.toString('base64') === b64 ? mac : null;
+  });
+  if (macs.length === 0 || macs.some((m) => m === null)) {
+    throw new PaygateSignatureError(
+      'invalid_header',
+      'webhook-signature is not one or more "v1,<base64 HMAC>" entries separated by single spaces',
+    );
+  }
+  return macs as Buffer[];
+}
+
 export interface StandardCheck {
   rawBody: string;
   headers: StandardHeaders;
@@ -73,14 +97,11 @@ export function checkStandardSignature(c: StandardCheck): void {
     );
   }
   const signed = `${c.headers.id}.${c.headers.timestamp}.${c.rawBody}`;
-  const given = c.headers.signature
-    .split(' ')
-    .filter((s) => s.startsWith('v1,'))
-    .map((s) => Buffer.from(s.slice(3), 'utf8'));
+  const given = signaturesOf(c.headers.signature);
   let match = false;
   for (const secret of c.secrets) {
-    const expected = Buffer.from(createHmac('sha256', keyOf(secret)).update(signed).digest('base64'), 'utf8');
-    // Lengths are public (44 base64 characters); only equal-length buffers go to the constant-time compare.
+    const expected = createHmac('sha256', keyOf(secret)).update(signed).digest();
+    // Lengths are public (32 bytes); only equal-length buffers go to the constant-time compare.
     for (const g of given) if (g.length === expected.length && timingSafeEqual(g, expected)) match = true;
   }
   if (!match) {

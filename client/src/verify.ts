@@ -1,10 +1,11 @@
 /**
- * Callback verification (docs/integration.md, "Verifying a callback"). Given the request's
- * headers, the Standard Webhooks signature (`webhook-signature`, over the id, the attempt's time
- * and the whole body) is checked when the gateway sent one. Otherwise, or with the token alone,
- * `X-Verification-Token`: the lowercase hex HMAC-SHA256, keyed by the webhook secret, of
- * `payment_id:amount:status`, with the amount as the text written in the body. Compared in
- * constant time; anything missing means "not verified".
+ * Callback verification (docs/integration.md, "Verifying a callback"). By default a callback must
+ * carry the Standard Webhooks headers, and its `webhook-signature` (over the id, the attempt's time
+ * and the whole body) must match. Only with `requireStandardWebhooks: false` may a callback without
+ * them pass on `X-Verification-Token` alone: the lowercase hex HMAC-SHA256, keyed by the webhook
+ * secret, of `payment_id:amount:status`, with the amount as the text written in the body, which
+ * signs neither the time, the currency nor the order number. Compared in constant time; anything
+ * missing means "not verified".
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readBody } from './callback-json.js';
@@ -20,15 +21,20 @@ export interface VerifyCallbackInput {
   /** The `X-Verification-Token` header as your framework gives it; read from `headers` when absent. */
   token?: string | readonly string[] | null | undefined;
   /**
-   * The request's headers. With them the Standard Webhooks signature is checked whenever the
-   * callback carries one (it needs `rawBody`), and the seed's token only when it does not.
+   * The request's headers. The Standard Webhooks signature is checked whenever the callback
+   * carries one (it needs `rawBody`); the seed's token only when it does not and
+   * `requireStandardWebhooks` is false.
    */
   headers?: HeaderBag;
   /** The webhook secret; several during a rotation (any one may match). */
   secret: string | readonly string[];
   /** How far `webhook-timestamp` may be from your clock, in seconds. Default 300. */
   toleranceSeconds?: number;
-  /** Refuse callbacks without the Standard Webhooks headers (`missing_header`). Default false. */
+  /**
+   * Refuse callbacks without the Standard Webhooks headers (`missing_header`), or with them but
+   * only a parsed `body` (`raw_body_required`). Default true; false accepts the seed's
+   * `X-Verification-Token` alone, which signs only `payment_id:amount:status`.
+   */
   requireStandardWebhooks?: boolean;
   /** Throw a `PaygateSignatureError` saying why, instead of returning false. */
   throwOnFailure?: boolean;
@@ -131,7 +137,7 @@ function check(input: VerifyCallbackInput, secrets: string[]): void {
     });
     return;
   }
-  if (input.requireStandardWebhooks) {
+  if (input.requireStandardWebhooks ?? true) {
     if (standard) fail('raw_body_required', 'the Standard Webhooks signature needs the raw body');
     fail('missing_header', 'the callback carries no webhook-id, webhook-timestamp and webhook-signature');
   }
@@ -152,11 +158,12 @@ function check(input: VerifyCallbackInput, secrets: string[]): void {
 }
 
 /**
- * True when the callback is authentic. Give `rawBody` whenever you can; `body` (already parsed)
- * works too for the seed's token, because the gateway always writes the amount with two
- * decimals. Give `headers` to check the Standard Webhooks signature, which also covers the rest
- * of the body and the time of the attempt. With `throwOnFailure`, a callback that does not verify
- * throws a `PaygateSignatureError` whose `reason` says why.
+ * True when the callback is authentic: give `rawBody` and `headers`, and the Standard Webhooks
+ * signature, which covers the whole body and the time of the attempt, is checked. With
+ * `requireStandardWebhooks: false` a callback without those headers is checked on the seed's token
+ * (`token`, or `X-Verification-Token` in `headers`), for which a parsed `body` works too, because
+ * the gateway always writes the amount with two decimals. With `throwOnFailure`, a callback that
+ * does not verify throws a `PaygateSignatureError` whose `reason` says why.
  */
 export function verifyCallback(input: VerifyCallbackInput & { throwOnFailure: true }): true;
 export function verifyCallback(input: VerifyCallbackInput): boolean;

@@ -8,8 +8,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
+import { Webhook } from 'standardwebhooks';
 import {
   createCallbackHandler,
+  PaygateSignatureError,
   paygateCallbackPlugin,
   type CallbackContext,
   type PaygateCallback,
@@ -59,8 +61,10 @@ describe('createCallbackHandler on node:http', () => {
   const seen: Seen[] = [];
   const rejected: string[] = [];
   let failNext = false;
+  // These callbacks carry the seed's token alone: accepted only when the merchant says so.
   const handler = createCallbackHandler({
     secret: SECRET,
+    requireStandardWebhooks: false,
     maxBodyBytes: 4096,
     onCallback: async (callback, context) => {
       if (failNext) {
@@ -127,6 +131,7 @@ describe('createCallbackHandler on node:http', () => {
     const got: RefundCallback[] = [];
     const withRefunds = createCallbackHandler({
       secret: refundVector.secret,
+      requireStandardWebhooks: false,
       onCallback: () => assert.fail('a refund is not a payment callback'),
       onRefund: (refund) => void got.push(refund),
     });
@@ -142,7 +147,11 @@ describe('createCallbackHandler on node:http', () => {
     }
     // The handler above has no onRefund: the refund is not acknowledged, so the gateway retries it.
     const before = seen.length;
-    const mine = createCallbackHandler({ secret: refundVector.secret, onCallback: () => {} });
+    const mine = createCallbackHandler({
+      secret: refundVector.secret,
+      requireStandardWebhooks: false,
+      onCallback: () => {},
+    });
     const plain = http.createServer((req, res) => void mine(req, res));
     const plainUrl = await listen(plain);
     try {
@@ -178,12 +187,44 @@ describe('createCallbackHandler on node:http', () => {
   });
 });
 
+describe('createCallbackHandler by default', () => {
+  it('answers 401 to a callback without the webhook-* headers, and 200 to one with them', async () => {
+    const seen: string[] = [];
+    const reasons: unknown[] = [];
+    const handler = createCallbackHandler({
+      secret: SECRET,
+      onCallback: (callback) => void seen.push(callback.payment_id),
+      onRejected: (_why, err) => reasons.push(err instanceof PaygateSignatureError ? err.reason : err),
+    });
+    const server = http.createServer((req, res) => void handler(req, res));
+    const url = await listen(server);
+    try {
+      assert.equal((await send(url, gatewayVector)).status, 401, 'the right token alone');
+      assert.deepEqual(reasons, ['missing_header']);
+      const id = 'msg_default';
+      const headers = {
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': new Webhook(SECRET).sign(id, new Date(), gatewayVector.raw_body),
+      };
+      assert.equal((await send(url, gatewayVector, headers)).status, 200);
+      assert.deepEqual(seen, [JSON.parse(gatewayVector.raw_body).payment_id]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('paygateCallbackPlugin on Fastify', () => {
   const seen: PaygateCallback[] = [];
   const app = Fastify();
   before(async () => {
     await app.register(
-      paygateCallbackPlugin({ secret: ['whsec_next', SECRET], onCallback: (c) => void seen.push(c) }),
+      paygateCallbackPlugin({
+        secret: ['whsec_next', SECRET],
+        requireStandardWebhooks: false,
+        onCallback: (c) => void seen.push(c),
+      }),
     );
     // The rest of the app keeps Fastify's own JSON parsing.
     app.post('/orders', async (req) => ({ echoed: req.body }));

@@ -52,15 +52,22 @@ describe('the SDK package', () => {
         const token = createHmac('sha256', 'whsec_x').update('p1:500.00:SUCCESS').digest('hex');
         console.log(JSON.stringify({
           client: typeof Paygate,
-          valid: verifyCallback({ rawBody: body, token, secret: 'whsec_x' }),
-          forged: verifyCallback({ rawBody: body, token, secret: 'whsec_y' }),
+          byDefault: verifyCallback({ rawBody: body, token, secret: 'whsec_x' }),
+          valid: verifyCallback({ rawBody: body, token, secret: 'whsec_x', requireStandardWebhooks: false }),
+          forged: verifyCallback({ rawBody: body, token, secret: 'whsec_y', requireStandardWebhooks: false }),
           version: SDK_VERSION,
         }));`;
       const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
         cwd: project,
         encoding: 'utf8',
       });
-      assert.deepEqual(JSON.parse(out), { client: 'function', valid: true, forged: false, version: '0.1.0' });
+      assert.deepEqual(JSON.parse(out), {
+        client: 'function',
+        byDefault: false,
+        valid: true,
+        forged: false,
+        version: '0.1.0',
+      });
 
       // Against a running sandbox gateway: the installed SDK takes a payment, refunds part of it and
       // verifies the refund's callback on its own server.

@@ -74,7 +74,7 @@ describe('verifyCallback with Standard Webhooks headers', () => {
     }
   });
 
-  it('prefers the Standard Webhooks signature when it is present, and falls back to the token when not', () => {
+  it('prefers the Standard Webhooks signature when it is present, and falls back to the token only when told to', () => {
     const v = legacy;
     const bothHeaders = { ...headersOf(v), 'x-verification-token': v.token! };
     assert.equal(reasonOf({ rawBody: v.body, headers: bothHeaders, secret: v.secret }, v.timestamp), 'ok');
@@ -85,12 +85,13 @@ describe('verifyCallback with Standard Webhooks headers', () => {
     );
     const badToken = { ...bothHeaders, 'x-verification-token': fresh.token! };
     assert.equal(reasonOf({ rawBody: v.body, headers: badToken, secret: v.secret }, v.timestamp), 'ok');
-    // Today's call, the token alone, works as before.
-    assert.equal(verifyCallback({ rawBody: v.body, token: v.token, secret: v.secret }), true);
-    assert.equal(
-      reasonOf({ rawBody: v.body, headers: { 'X-Verification-Token': v.token! }, secret: v.secret }, 0),
-      'ok',
-    );
+    // The token alone: refused by default, accepted when the merchant turns the requirement off.
+    assert.equal(verifyCallback({ rawBody: v.body, token: v.token, secret: v.secret }), false);
+    const tokenOnly = { 'X-Verification-Token': v.token! };
+    assert.equal(reasonOf({ rawBody: v.body, headers: tokenOnly, secret: v.secret }, 0), 'missing_header');
+    const optedOut = { secret: v.secret, requireStandardWebhooks: false };
+    assert.equal(verifyCallback({ rawBody: v.body, token: v.token, ...optedOut }), true);
+    assert.equal(reasonOf({ rawBody: v.body, headers: tokenOnly, ...optedOut }, 0), 'ok');
   });
 
   it('refuses a stale or future timestamp beyond 5 minutes by default, or beyond the tolerance given', () => {
@@ -145,14 +146,43 @@ describe('verifyCallback with Standard Webhooks headers', () => {
     );
   });
 
-  it('needs the raw body for the Standard Webhooks signature: a parsed body falls back to the token, or is refused when required', () => {
+  it('needs the raw body for the Standard Webhooks signature: a parsed body is refused, or falls back to the token when told to', () => {
     const body = JSON.parse(legacy.body) as Record<string, unknown>;
     const headers = { ...headersOf(legacy), 'x-verification-token': legacy.token! };
-    assert.equal(reasonOf({ body, headers, secret: legacy.secret }, legacy.timestamp), 'ok');
+    assert.equal(reasonOf({ body, headers, secret: legacy.secret }, legacy.timestamp), 'raw_body_required');
     assert.equal(
-      reasonOf({ body, headers, secret: legacy.secret, requireStandardWebhooks: true }, legacy.timestamp),
-      'raw_body_required',
+      reasonOf({ body, headers, secret: legacy.secret, requireStandardWebhooks: false }, legacy.timestamp),
+      'ok',
     );
+  });
+
+  it('checks webhook-signature in its exact shape: "<valid>, junk" and lenient base64 are refused', () => {
+    const v = fresh;
+    const check = (signature: string) =>
+      reasonOf({ rawBody: v.body, headers: headersOf(v, signature), secret: v.secret }, v.timestamp);
+    const mac = v.signature.slice(3);
+    assert.equal(check(v.signature), 'ok');
+    assert.equal(check(`${v.signature} ${legacy.signature}`), 'ok', 'two entries, one space apart');
+    for (const shape of [
+      `${v.signature}, junk`,
+      `${v.signature},`,
+      `${v.signature} junk`,
+      `${v.signature}  ${legacy.signature}`,
+      ` ${v.signature}`,
+      `${v.signature} `,
+      `${v.signature}\t`,
+      `${v.signature},${legacy.signature}`,
+      `v1,${mac.slice(0, -1)}`,
+      `v1,${mac}=`,
+      `v1,${mac.replace(/=$/, '')}`,
+      `v1,${mac.slice(0, 42)}${String.fromCharCode(mac.charCodeAt(42) + 1)}=`,
+      `v1,${Buffer.from(mac, 'base64').toString('base64url')}`,
+      `v1a,${mac}`,
+      `V1,${mac}`,
+      mac,
+    ]) {
+      assert.equal(check(shape), 'invalid_header', JSON.stringify(shape));
+    }
   });
 });
 

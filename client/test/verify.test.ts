@@ -1,9 +1,20 @@
-/** The SDK's callback verifier against the shared vectors (test/vectors/callback-signatures.json). */
+/**
+ * The SDK's check of the seed's token against the shared vectors
+ * (test/vectors/callback-signatures.json): what `requireStandardWebhooks: false` accepts, and that
+ * by default the token alone verifies nothing.
+ */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { formatCallbackAmount, isRefundCallback, parseCallback, verifyCallback } from '../src/index.ts';
+import {
+  formatCallbackAmount,
+  isRefundCallback,
+  parseCallback,
+  PaygateSignatureError,
+  verifyCallback,
+  type VerifyCallbackInput,
+} from '../src/index.ts';
 
 interface Vector {
   name: string;
@@ -20,17 +31,33 @@ const { vectors } = JSON.parse(
 
 const hmac = (secret: string, msg: string) => createHmac('sha256', secret).update(msg).digest('hex');
 
+/** The token alone, as a merchant that turned the Standard Webhooks headers' requirement off checks it. */
+const verifyToken = (input: Omit<VerifyCallbackInput, 'requireStandardWebhooks'>) =>
+  verifyCallback({ ...input, requireStandardWebhooks: false });
+
+describe('verifyCallback by default', () => {
+  it('refuses a callback without the webhook-* headers, however right its token', () => {
+    const v = vectors.find((x) => x.valid)!;
+    assert.equal(verifyToken({ rawBody: v.raw_body, token: v.token, secret: v.secret }), true);
+    assert.equal(verifyCallback({ rawBody: v.raw_body, token: v.token, secret: v.secret }), false);
+    const headers = { 'content-type': 'application/json', 'x-verification-token': v.token! };
+    assert.equal(verifyCallback({ rawBody: v.raw_body, headers, secret: v.secret }), false);
+    assert.throws(
+      () => verifyCallback({ rawBody: v.raw_body, headers, secret: v.secret, throwOnFailure: true }),
+      (err: unknown) => err instanceof PaygateSignatureError && err.reason === 'missing_header',
+    );
+    const body = JSON.parse(v.raw_body) as Record<string, unknown>;
+    assert.equal(verifyCallback({ body, token: v.token, secret: v.secret }), false);
+  });
+});
+
 describe('verifyCallback', () => {
   it('answers every vector from the raw body as the vector says', () => {
     for (const v of vectors) {
-      assert.equal(
-        verifyCallback({ rawBody: v.raw_body, token: v.token, secret: v.secret }),
-        v.valid,
-        v.name,
-      );
+      assert.equal(verifyToken({ rawBody: v.raw_body, token: v.token, secret: v.secret }), v.valid, v.name);
       // Bytes work the same as text.
       assert.equal(
-        verifyCallback({ rawBody: Buffer.from(v.raw_body), token: v.token, secret: v.secret }),
+        verifyToken({ rawBody: Buffer.from(v.raw_body), token: v.token, secret: v.secret }),
         v.valid,
         v.name,
       );
@@ -43,52 +70,46 @@ describe('verifyCallback', () => {
       const expected = parsed === null ? false : (v.parsed_valid ?? v.valid);
       // A repeated key is only detectable in the raw text; the parsed body keeps the last value.
       if (v.name.includes('repeated')) continue;
-      assert.equal(verifyCallback({ body: parsed, token: v.token, secret: v.secret }), expected, v.name);
+      assert.equal(verifyToken({ body: parsed, token: v.token, secret: v.secret }), expected, v.name);
     }
   });
 
   it('accepts the token as a one-element header array and refuses several values', () => {
     const v = vectors.find((x) => x.valid)!;
-    assert.equal(verifyCallback({ rawBody: v.raw_body, token: [v.token!], secret: v.secret }), true);
-    assert.equal(
-      verifyCallback({ rawBody: v.raw_body, token: [v.token!, v.token!], secret: v.secret }),
-      false,
-    );
+    assert.equal(verifyToken({ rawBody: v.raw_body, token: [v.token!], secret: v.secret }), true);
+    assert.equal(verifyToken({ rawBody: v.raw_body, token: [v.token!, v.token!], secret: v.secret }), false);
   });
 
   it('accepts either secret during a rotation, and neither when both are wrong', () => {
     const v = vectors.find((x) => x.valid)!;
+    assert.equal(verifyToken({ rawBody: v.raw_body, token: v.token, secret: ['whsec_new', v.secret] }), true);
     assert.equal(
-      verifyCallback({ rawBody: v.raw_body, token: v.token, secret: ['whsec_new', v.secret] }),
-      true,
-    );
-    assert.equal(
-      verifyCallback({ rawBody: v.raw_body, token: v.token, secret: ['whsec_new', 'whsec_older'] }),
+      verifyToken({ rawBody: v.raw_body, token: v.token, secret: ['whsec_new', 'whsec_older'] }),
       false,
     );
   });
 
   it('throws on a missing secret rather than rejecting every callback silently', () => {
     const v = vectors[0]!;
-    assert.throws(() => verifyCallback({ rawBody: v.raw_body, token: v.token, secret: '' }), TypeError);
-    assert.throws(() => verifyCallback({ rawBody: v.raw_body, token: v.token, secret: [] }), TypeError);
+    assert.throws(() => verifyToken({ rawBody: v.raw_body, token: v.token, secret: '' }), TypeError);
+    assert.throws(() => verifyToken({ rawBody: v.raw_body, token: v.token, secret: [] }), TypeError);
   });
 
   it('is false without a body', () => {
     const v = vectors[0]!;
-    assert.equal(verifyCallback({ token: v.token, secret: v.secret }), false);
+    assert.equal(verifyToken({ token: v.token, secret: v.secret }), false);
   });
 
   it('signs an amount sent as a JSON string as its text', () => {
     const raw = '{"payment_id":"abc","amount":"500.00","status":"SUCCESS"}';
-    assert.equal(verifyCallback({ rawBody: raw, token: hmac('s', 'abc:500.00:SUCCESS'), secret: 's' }), true);
-    assert.equal(verifyCallback({ rawBody: raw, token: hmac('s', 'abc:500:SUCCESS'), secret: 's' }), false);
+    assert.equal(verifyToken({ rawBody: raw, token: hmac('s', 'abc:500.00:SUCCESS'), secret: 's' }), true);
+    assert.equal(verifyToken({ rawBody: raw, token: hmac('s', 'abc:500:SUCCESS'), secret: 's' }), false);
   });
 
   it('ignores a key named "amount" inside strings and nested objects', () => {
     const raw =
       '{"note":"\\"amount\\":1","payment_id":"abc","meta":{"amount":2},"amount":3.10,"status":"FAILED"}';
-    assert.equal(verifyCallback({ rawBody: raw, token: hmac('s', 'abc:3.10:FAILED'), secret: 's' }), true);
+    assert.equal(verifyToken({ rawBody: raw, token: hmac('s', 'abc:3.10:FAILED'), secret: 's' }), true);
   });
 
   it('formats amounts the way the gateway writes them', () => {
@@ -120,13 +141,9 @@ describe('verifyCallback for refunds', () => {
 
   it('answers every refund vector as it says: signed over refund_id:amount:status', () => {
     for (const v of refunds.vectors) {
-      assert.equal(
-        verifyCallback({ rawBody: v.raw_body, token: v.token, secret: v.secret }),
-        v.valid,
-        v.name,
-      );
+      assert.equal(verifyToken({ rawBody: v.raw_body, token: v.token, secret: v.secret }), v.valid, v.name);
       const body = JSON.parse(v.raw_body) as Record<string, unknown>;
-      assert.equal(verifyCallback({ body, token: v.token, secret: v.secret }), v.valid, `${v.name} (parsed)`);
+      assert.equal(verifyToken({ body, token: v.token, secret: v.secret }), v.valid, `${v.name} (parsed)`);
     }
     const ok = refunds.vectors.find((v) => v.valid)!;
     const parsed = parseCallback(ok.raw_body)!;

@@ -105,19 +105,32 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
   'merchant enable': { summary: 'let a disabled merchant in again', options: MERCHANT, run: setStatus },
   'merchant rotate-secret': {
     summary: 'issue a new webhook secret',
-    options: MERCHANT,
+    options: {
+      ...MERCHANT,
+      'no-overlap': {
+        type: 'boolean',
+        help: 'delete the old secret at once instead of letting it sign beside the new one (WEBHOOK_SECRET_OVERLAP_S)',
+      },
+    },
     async run({ config, flags, out }) {
+      const overlap = !flags['no-overlap'];
       const r = await withDatabase(config, async (d) => {
-        const rotated = await buildServices(config, d).merchants.rotateSecret(required(flags, 'merchant'));
-        await audit(d, 'rotate_secret', rotated.merchant_id, 'rotated the webhook secret');
+        const merchants = buildServices(config, d).merchants;
+        const rotated = await merchants.rotateSecret(required(flags, 'merchant'), { overlap });
+        await audit(
+          d,
+          'rotate_secret',
+          rotated.merchant_id,
+          overlap ? 'rotated the webhook secret' : 'rotated the webhook secret; the old one deleted at once',
+        );
         return rotated;
       });
-      const overlap = r.previous_secret_until
+      const previous = r.previous_secret_until
         ? `, and with the previous one beside it until ${r.previous_secret_until}`
-        : '';
+        : '; the previous one is deleted';
       out(
         { ...r },
-        `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on${overlap})`,
+        `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on${previous})`,
       );
       return 0;
     },

@@ -11,7 +11,8 @@ import { clientOf } from '../http/auth.ts';
 import { MerchantNotFoundError } from '../merchants/merchants.service.ts';
 import {
   clearFailures,
-  deleteIdleSessions,
+  countFailuresSince,
+  deleteEndedSessions,
   deleteOldFailures,
   deleteSession,
   failuresSince,
@@ -32,10 +33,23 @@ export const IDLE_EXPIRY_MS = 12 * 3600_000;
 /** last_seen_at is written at most this often per session, not on every page. */
 const TOUCH_EVERY_MS = 60_000;
 
-/** Failed sign-ins allowed per window: per account, and per client address (an IPv6 address counts as its /64). */
+/** A session ends this long after its sign-in, however active (CONTRACT §11). */
+export const ABSOLUTE_EXPIRY_MS = 7 * 24 * 3600_000;
+
+/**
+ * The sign-in limit (CONTRACT §11). Failed sign-ins count within a window per (account, client
+ * address) pair, per account and per address (an IPv6 address counts as its /64). Only a pair is
+ * ever refused: past FAILURES_PER_PAIR its next attempt is 429 without a password check. An account
+ * or an address with more than SLOW_AFTER failures (from anywhere, or of anyone) is only slowed: each
+ * attempt waits SLOW_STEP_MS, doubling with every further failure up to SLOW_MAX_MS, before its
+ * password is checked, so that guessing from many addresses cannot lock a user out, and guessing
+ * behind a shared proxy cannot lock out everyone behind it.
+ */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-export const FAILURES_PER_ACCOUNT = 5;
-export const FAILURES_PER_ADDRESS = 20;
+export const FAILURES_PER_PAIR = 5;
+export const SLOW_AFTER = 5;
+export const SLOW_STEP_MS = 100;
+export const SLOW_MAX_MS = 5_000;
 
 /** scrypt at N = 2^15, r = 8: 32 MiB and some 60 ms per hash on this class of machine. */
 const SCRYPT: ScryptOptions = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
@@ -139,51 +153,69 @@ export function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The scopes a password attempt counts against: the account, and the client address (an IPv6 /64). */
-export function failureScopes(email: string, address: string): [string, string] {
-  return [`email:${email}`, `ip:${clientOf(address)}`];
+/** The scopes a password attempt counts against: the (account, address) pair, the account, the address. */
+export type FailureScopes = [pair: string, account: string, address: string];
+
+export function failureScopes(email: string, address: string): FailureScopes {
+  const client = clientOf(address);
+  return [`pair:${client} ${email}`, `email:${email}`, `ip:${client}`];
 }
+
+/** How long an attempt waits when its account or address has `failures` others within the window. */
+export function slowdownMs(failures: number): number {
+  return failures <= SLOW_AFTER ? 0 : Math.min(SLOW_MAX_MS, SLOW_STEP_MS * 2 ** (failures - SLOW_AFTER - 1));
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Records a password attempt as a failure of each scope and returns its ids (to be forgotten once
- * the password proves right); 429 RATE_LIMITED, with the attempt taken back, when a scope has more
- * failures than its limit within the window, this attempt's included. `what` names the failures in
- * the message: "failed sign-ins", "wrong passwords".
+ * the password proves right). 429 RATE_LIMITED, with the attempt taken back, when its pair has more
+ * failures than FAILURES_PER_PAIR within the window, this attempt's included: attempts sent together
+ * each count the others, so no more than the limit of them get their password checked. Otherwise it
+ * returns after the account's or the address's slowdown. `what` names the failures in the message:
+ * "failed sign-ins", "wrong passwords".
  */
 export async function beginPasswordAttempt(
   db: Kysely<Tables>,
-  scopes: [string, string],
+  scopes: FailureScopes,
   at: number,
   what: string,
 ): Promise<number[]> {
   const attempt = await recordFailures(db, scopes, at);
   const since = at - SIGN_IN_WINDOW_MS;
-  const limits = [FAILURES_PER_ACCOUNT, FAILURES_PER_ADDRESS];
-  for (const [i, scope] of scopes.entries()) {
-    const times = await failuresSince(db, scope, since);
-    const limit = limits[i]!;
-    if (times.length > limit) {
-      await forgetFailures(db, attempt);
-      // Allowed again once all but `limit - 1` of the others have left the window.
-      const waitS = Math.max(
-        1,
-        Math.ceil((times[times.length - 1 - limit]! + SIGN_IN_WINDOW_MS - at) / 1000),
-      );
-      throw new AppError(
-        'RATE_LIMITED',
-        `Too many ${what}; try again in ${Math.ceil(waitS / 60)} min`,
-        { retry_after_s: waitS },
-        { 'Retry-After': String(waitS) },
-      );
-    }
+  const times = await failuresSince(db, scopes[0], since);
+  if (times.length > FAILURES_PER_PAIR) {
+    await forgetFailures(db, attempt);
+    // Allowed again once all but `limit - 1` of the others have left the window.
+    const waitS = Math.max(
+      1,
+      Math.ceil((times[times.length - 1 - FAILURES_PER_PAIR]! + SIGN_IN_WINDOW_MS - at) / 1000),
+    );
+    throw new AppError(
+      'RATE_LIMITED',
+      `Too many ${what} from this address; try again in ${Math.ceil(waitS / 60)} min`,
+      { retry_after_s: waitS },
+      { 'Retry-After': String(waitS) },
+    );
   }
+  const counted = Math.max(
+    await countFailuresSince(db, scopes[1], since),
+    await countFailuresSince(db, scopes[2], since),
+  );
+  // Counted with this attempt's own rows, which are not (yet) a failure.
+  const wait = slowdownMs(counted - 1);
+  if (wait > 0) await pause(wait);
   return attempt;
 }
 
-/** A password attempt that proved right: the account's count starts again, and the attempt is taken back. */
+/**
+ * A password attempt that proved right: the pair's count starts again, and the attempt is taken
+ * back. The account's and the address's counts stay: failures from elsewhere are not undone by it.
+ */
 export async function passwordAttemptRight(
   db: Kysely<Tables>,
-  scopes: [string, string],
+  scopes: FailureScopes,
   attempt: number[],
 ): Promise<void> {
   await clearFailures(db, scopes[0]);
@@ -256,10 +288,9 @@ export class AccountService {
 
   /**
    * Signs a user in: a new session's token (for the cookie) or null when the email or password is
-   * wrong. 429 RATE_LIMITED, before the password is even checked, once the account or the address
-   * has failed too often within the window. The attempt is recorded as a failure before it is
-   * counted, and taken back when it is refused or its password is right: attempts sent together
-   * each count the others, so no more than the limit of them get their password checked.
+   * wrong. 429 RATE_LIMITED, before the password is even checked, once this account has failed
+   * too often from this address within the window; slower, never refused, when it has failed often
+   * from elsewhere (`beginPasswordAttempt`).
    */
   async signIn(emailInput: string, password: string, address: string): Promise<string | null> {
     const at = this.now();
@@ -288,12 +319,15 @@ export class AccountService {
       last_seen_at: at,
     });
     // Housekeeping on the rare path: sessions and failures nobody can use any more.
-    await deleteIdleSessions(this.db, at - IDLE_EXPIRY_MS);
+    await deleteEndedSessions(this.db, at - IDLE_EXPIRY_MS, at - ABSOLUTE_EXPIRY_MS);
     await deleteOldFailures(this.db, at - SIGN_IN_WINDOW_MS);
     return token;
   }
 
-  /** The signed-in user of a session token, or null when there is none or it has been idle too long. */
+  /**
+   * The signed-in user of a session token, or null when there is none, it has been idle too long,
+   * or it was signed in ABSOLUTE_EXPIRY_MS ago, however active since.
+   */
   async session(token: string): Promise<DashboardUser | null> {
     const tokenHash = sha256Hex(token);
     const found: SessionUser | undefined = await findSession(this.db, tokenHash);
@@ -302,6 +336,7 @@ export class AccountService {
     // A disabled user, or a user of a disabled merchant, is signed out at their next request.
     if (
       at - found.last_seen_at >= IDLE_EXPIRY_MS ||
+      at - found.created_at >= ABSOLUTE_EXPIRY_MS ||
       found.disabled_at !== null ||
       found.merchant_status === 'disabled'
     ) {

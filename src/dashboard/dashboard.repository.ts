@@ -63,9 +63,15 @@ export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();
 }
 
-/** Sessions idle since before `before` are gone for good; deleting them keeps the table small. */
-export async function deleteIdleSessions(db: Db, before: number): Promise<void> {
-  await db.deleteFrom('sessions').where('last_seen_at', '<', before).execute();
+/**
+ * Sessions idle since before `idleBefore`, or signed in before `signedInBefore`, are gone for good;
+ * deleting them keeps the table small.
+ */
+export async function deleteEndedSessions(db: Db, idleBefore: number, signedInBefore: number): Promise<void> {
+  await db
+    .deleteFrom('sessions')
+    .where((eb) => eb.or([eb('last_seen_at', '<', idleBefore), eb('created_at', '<', signedInBefore)]))
+    .execute();
 }
 
 /** Records a sign-in attempt as a failure in each scope (until its password is found right). Returns the rows' ids. */
@@ -93,6 +99,17 @@ export async function failuresSince(db: Db, scope: string, since: number): Promi
     .orderBy('at')
     .execute();
   return rows.map((r) => r.at);
+}
+
+/** How many failed sign-ins `scope` has had since `since`. */
+export async function countFailuresSince(db: Db, scope: string, since: number): Promise<number> {
+  const row = await db
+    .selectFrom('sign_in_failures')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('scope', '=', scope)
+    .where('at', '>=', since)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function clearFailures(db: Db, scope: string, before: number | null = null): Promise<void> {

@@ -94,3 +94,26 @@ export async function rotateWebhookSecret(
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
+
+/**
+ * Forgets every rotated-out webhook secret whose overlap has ended by `at`: the secret is deleted,
+ * not merely unused. Returns how many were forgotten.
+ */
+export async function forgetEndedSecrets(db: Kysely<Tables>, at: number): Promise<number> {
+  const result = await db
+    .updateTable('merchants')
+    .set({ previous_webhook_secret: null, previous_secret_until: null })
+    .where('previous_secret_until', '<=', at)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** When the next overlap ends (epoch ms), or null when no rotated-out secret is kept. */
+export async function nextSecretEnd(db: Kysely<Tables>): Promise<number | null> {
+  const row = await db
+    .selectFrom('merchants')
+    .select((eb) => eb.fn.min('previous_secret_until').as('until'))
+    .where('previous_secret_until', 'is not', null)
+    .executeTakeFirst();
+  return row?.until == null ? null : Number(row.until);
+}

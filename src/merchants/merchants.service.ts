@@ -272,21 +272,27 @@ export class MerchantService {
   /**
    * Issues a new webhook secret. The one it replaces keeps signing beside it (a second
    * `webhook-signature`) for the overlap, so that merchants can switch their verifiers without
-   * refusing a callback; a rotation within the overlap drops the oldest. Returns when the overlap
-   * ends, or null without one.
+   * refusing a callback; a rotation within the overlap drops the oldest. With `overlap: false`
+   * (`--no-overlap`) the one it replaces is deleted at once. Returns when the overlap ends, or null
+   * without one; `SecretOverlapScheduler` deletes the old secret then.
    */
-  async rotateSecret(merchantId: string): Promise<RotatedSecret> {
+  async rotateSecret(merchantId: string, options: { overlap?: boolean } = {}): Promise<RotatedSecret> {
     const webhookSecret = newWebhookSecret();
     const at = this.now();
-    const until = this.secretOverlapS > 0 ? at + this.secretOverlapS * 1000 : null;
+    const overlap = (options.overlap ?? true) && this.secretOverlapS > 0;
+    const until = overlap ? at + this.secretOverlapS * 1000 : null;
     const rotated = await rotateWebhookSecret(this.db, merchantId, webhookSecret, until);
     if (!rotated) throw new MerchantNotFoundError(merchantId);
+    this.onSecretRotated?.(until);
     return {
       merchant_id: merchantId,
       webhook_secret: webhookSecret,
       previous_secret_until: until === null ? null : new Date(until).toISOString(),
     };
   }
+
+  /** Told when a rotation leaves an old secret to forget at `until` (the scheduler in this process). */
+  onSecretRotated: ((until: number | null) => void) | null = null;
 
   /** Sets (or, with null, clears) the callback URL used when a request names none. */
   async setCallbackUrl(merchantId: string, url: string | null): Promise<MerchantView> {

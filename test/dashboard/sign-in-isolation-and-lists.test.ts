@@ -1,8 +1,9 @@
 /**
  * The dashboard over HTTP, on both databases (CONTRACT §11): `paygate user create`, sign-in and its
- * limit, session cookies and idle expiry, CSRF, what a merchant's user may see, the list's filters,
- * IST days, keyset pages and CSV export, the ledger's running balance, and the audit log. The
- * browser's view of the same pages is test/dashboard/console-browser.test.ts.
+ * limit per (account, address) and slowdown, session cookies, idle expiry and the 7 days after
+ * sign-in, CSRF, what a merchant's user may see, the list's filters, IST days, keyset pages and CSV
+ * export, the ledger's running balance, and the audit log. The browser's view of the same pages is
+ * test/dashboard/console-browser.test.ts.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,10 +11,13 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
+  ABSOLUTE_EXPIRY_MS,
   type AccountService,
-  FAILURES_PER_ACCOUNT,
-  FAILURES_PER_ADDRESS,
+  FAILURES_PER_PAIR,
   IDLE_EXPIRY_MS,
+  SIGN_IN_WINDOW_MS,
+  SLOW_AFTER,
+  slowdownMs,
 } from '../../src/dashboard/accounts.service.ts';
 import { csvCell } from '../../src/dashboard/csv.ts';
 import { base62 } from '../../src/ids.ts';
@@ -244,36 +248,72 @@ for (const kind of DATABASES) {
       assert.equal(setCookies(noToken.headers).length, 0);
     });
 
-    it('failed sign-ins are limited per account (even the right password then waits) and per address', async () => {
+    it('six wrong passwords for an operator from one address leave the operator able to sign in from another address', async () => {
       await accounts.createUser({
         email: 'target@example.com',
-        role: 'merchant',
-        merchantId: gw.merchant.merchant_id,
+        role: 'operator',
+        merchantId: null,
         password: PASSWORD,
       });
-      for (let i = 0; i < FAILURES_PER_ACCOUNT; i++)
-        assert.equal((await signIn('target@example.com', 'wrong password!', `10.1.0.${i}`)).statusCode, 401);
-      const limited = await signIn('target@example.com', PASSWORD, '10.1.1.1');
-      assert.equal(limited.statusCode, 429);
+      const statuses: number[] = [];
+      for (let i = 0; i < FAILURES_PER_PAIR + 1; i++)
+        statuses.push((await signIn('target@example.com', 'wrong password!', '10.1.0.1')).statusCode);
+      assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429], 'the sixth is refused unchecked');
+      const limited = await signIn('target@example.com', PASSWORD, '10.1.0.1');
+      assert.equal(limited.statusCode, 429, 'that address waits, even with the right password');
       assert.ok(Number(limited.headers['retry-after']) > 0);
-      clock += 15 * 60_000 + 1;
+      assert.match(limited.body, /Too many failed sign-ins from this address/);
       assert.equal(
-        (await signIn('target@example.com', PASSWORD, '10.1.1.1')).statusCode,
+        (await signIn('target@example.com', PASSWORD, '10.1.0.2')).statusCode,
+        303,
+        'another address signs the operator in',
+      );
+      assert.equal(
+        (await signIn('shop@example.com', PASSWORD, '10.1.0.1')).statusCode,
+        303,
+        'another user at the guessing address signs in',
+      );
+      clock += SIGN_IN_WINDOW_MS + 1;
+      assert.equal(
+        (await signIn('target@example.com', PASSWORD, '10.1.0.1')).statusCode,
         303,
         'the window passed',
       );
-
-      // One address trying many accounts.
-      let status = 0;
-      for (let i = 0; i < 25 && status !== 429; i++)
-        status = (await signIn(`nobody${i}@example.com`, 'wrong password!', '10.9.9.9')).statusCode;
-      assert.equal(status, 429);
-      assert.equal((await signIn('shop@example.com', PASSWORD, '10.9.9.9')).statusCode, 429);
-      assert.equal((await signIn('shop@example.com', PASSWORD, '10.9.9.8')).statusCode, 303);
-      clock += 15 * 60_000 + 1;
     });
 
-    it('sign-ins sent together get no more password checks than the limit; an IPv6 /64 is one address', async () => {
+    it('failures against one account from many addresses, or from one address against many accounts, slow sign-in but never refuse it', async () => {
+      await accounts.createUser({
+        email: 'spread@example.com',
+        role: 'operator',
+        merchantId: null,
+        password: PASSWORD,
+      });
+      const guesses = SLOW_AFTER + 3;
+      for (let i = 0; i < guesses; i++) {
+        const wrong = await signIn('spread@example.com', 'wrong password!', `10.4.0.${i}`);
+        assert.equal(wrong.statusCode, 401, `guess ${i}`);
+      }
+      // The next attempt waits for the account's failures, however right its password.
+      const wait = slowdownMs(guesses);
+      assert.ok(wait > 0);
+      let started = performance.now();
+      const right = await signIn('spread@example.com', PASSWORD, '10.4.1.1');
+      assert.equal(right.statusCode, 303, 'a correct password from an address with no recent failures');
+      assert.ok(performance.now() - started >= wait - 5, 'slowed');
+      clock += SIGN_IN_WINDOW_MS + 1;
+
+      // One address (a shared proxy) guessing many accounts does not lock out the others behind it.
+      for (let i = 0; i < guesses; i++) {
+        const wrong = await signIn(`nobody${i}@example.com`, 'wrong password!', '10.9.9.9');
+        assert.equal(wrong.statusCode, 401, `guess ${i}`);
+      }
+      started = performance.now();
+      assert.equal((await signIn('shop@example.com', PASSWORD, '10.9.9.9')).statusCode, 303);
+      assert.ok(performance.now() - started >= wait - 5, 'slowed');
+      clock += SIGN_IN_WINDOW_MS + 1;
+    });
+
+    it('sign-ins sent together from one address get no more password checks than the limit; an IPv6 /64 is one address', async () => {
       await accounts.createUser({
         email: 'burst@example.com',
         role: 'merchant',
@@ -281,41 +321,61 @@ for (const kind of DATABASES) {
         password: PASSWORD,
       });
       const answers = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => signIn('burst@example.com', 'wrong password!', `10.2.0.${i}`)),
+        Array.from({ length: 12 }, () => signIn('burst@example.com', 'wrong password!', '10.2.0.1')),
       );
       // Each attempt counts those recorded before it, its own included: how many pass depends on how
       // the requests interleave, but never more than the limit.
       const statuses = answers.map((a) => a.statusCode);
       const checked = statuses.filter((s) => s === 401).length;
-      assert.ok(checked <= FAILURES_PER_ACCOUNT, statuses.join(' '));
+      assert.ok(checked <= FAILURES_PER_PAIR, statuses.join(' '));
       assert.equal(statuses.filter((s) => s === 429).length, 12 - checked, statuses.join(' '));
       const kept = await gw.database.db
         .selectFrom('sign_in_failures')
         .select('id')
-        .where('scope', '=', 'email:burst@example.com')
+        .where('scope', '=', 'pair:10.2.0.1 burst@example.com')
         .execute();
       assert.equal(kept.length, checked, 'a refused attempt is not kept as a failure');
-      clock += 15 * 60_000 + 1;
+      clock += SIGN_IN_WINDOW_MS + 1;
 
-      // Each guess from another address of one /64 counts against the same address limit.
+      // Each guess from another address of one /64 counts against the same pair.
       let status = 0;
       let tries = 0;
       while (status !== 429 && tries < 30)
         status = (
-          await signIn(
-            `v6-${tries}@example.com`,
-            'wrong password!',
-            `2001:db8:1:2::${(tries++).toString(16)}`,
-          )
+          await signIn('burst@example.com', 'wrong password!', `2001:db8:1:2::${(tries++).toString(16)}`)
         ).statusCode;
       assert.equal(status, 429);
-      assert.equal(tries, FAILURES_PER_ADDRESS + 1);
+      assert.equal(tries, FAILURES_PER_PAIR + 1);
       assert.equal(
-        (await signIn('shop@example.com', PASSWORD, '2001:db8:1:3::1')).statusCode,
+        (await signIn('burst@example.com', PASSWORD, '2001:db8:1:3::1')).statusCode,
         303,
         'another /64',
       );
-      clock += 15 * 60_000 + 1;
+      clock += SIGN_IN_WINDOW_MS + 1;
+    });
+
+    it('a session ends 7 days after sign-in, however active', async () => {
+      const b = await session('shop@example.com');
+      const signedInAt = clock;
+      while (clock + IDLE_EXPIRY_MS / 2 < signedInAt + ABSOLUTE_EXPIRY_MS) {
+        clock += IDLE_EXPIRY_MS / 2;
+        assert.equal((await get(b, '/dashboard')).statusCode, 200, 'used every 6 h');
+      }
+      clock = signedInAt + ABSOLUTE_EXPIRY_MS - 1;
+      assert.equal((await get(b, '/dashboard')).statusCode, 200, 'just before 7 days');
+      clock = signedInAt + ABSOLUTE_EXPIRY_MS;
+      const ended = await get(b, '/dashboard');
+      assert.equal(ended.statusCode, 303);
+      assert.equal(ended.headers.location, '/dashboard/sign-in');
+      // Signing in again gives a fresh 7 days; the ended session is deleted at the next sign-in.
+      const again = await session('shop@example.com');
+      assert.equal((await get(again, '/dashboard')).statusCode, 200);
+      const old = await gw.database.db
+        .selectFrom('sessions')
+        .select('token_hash')
+        .where('created_at', '<=', signedInAt)
+        .execute();
+      assert.deepEqual(old, [], 'sessions signed in 7 days ago are gone');
     });
 
     it('signing in again ends the session the browser had', async () => {

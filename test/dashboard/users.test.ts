@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   type AccountService,
-  FAILURES_PER_ACCOUNT,
+  FAILURES_PER_PAIR,
   SIGN_IN_WINDOW_MS,
 } from '../../src/dashboard/accounts.service.ts';
 import {
@@ -232,7 +232,7 @@ for (const kind of DATABASES) {
       assert.equal((await auditOf('user_change_password')).length, 1);
     });
 
-    it('wrong current passwords are limited like failed sign-ins: past the limit even the right one waits (429), and the password is unchanged', async () => {
+    it('wrong current passwords are limited like failed sign-ins: past the limit even the right one waits (429) at that address, and the password is unchanged', async () => {
       const here = await merchantUser('guesser@example.com');
       const next = 'the password they wanted';
       const change = (current: string, address: string) =>
@@ -257,20 +257,22 @@ for (const kind of DATABASES) {
             .executeTakeFirstOrThrow()
         ).password_hash;
       const before = await hash();
-      for (let i = 0; i < FAILURES_PER_ACCOUNT; i++) {
-        const wrong = await change(`guess number ${i}!`, `10.3.0.${i}`);
+      for (let i = 0; i < FAILURES_PER_PAIR; i++) {
+        const wrong = await change(`guess number ${i}!`, '10.3.0.1');
         assert.equal(wrong.statusCode, 400, `guess ${i}`);
         assert.match(wrong.body, /The current password is wrong/);
       }
-      const limited = await change(PASSWORD, '10.3.1.1');
+      const limited = await change(PASSWORD, '10.3.0.1');
       assert.equal(limited.statusCode, 429, 'the right password waits too: it is not even checked');
       assert.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After');
-      assert.match(limited.body, /Too many wrong passwords; try again in \d+ min/);
+      assert.match(limited.body, /Too many wrong passwords from this address; try again in \d+ min/);
       assert.match(limited.body, /<h1>Your account<\/h1>/, 'the account page, with the reason');
       assert.equal(await hash(), before, 'the password is unchanged');
       assert.equal(await alive(here), true, 'the limit ends no session');
-      // One count per account: the guesses made through the console hold its sign-in too.
-      assert.equal((await postSignIn(gw, 'guesser@example.com', PASSWORD, '10.3.2.2')).statusCode, 429);
+      // One count per (account, address): the guesses made through the console hold its sign-in there too,
+      // and nowhere else.
+      assert.equal((await postSignIn(gw, 'guesser@example.com', PASSWORD, '10.3.0.1')).statusCode, 429);
+      assert.equal((await postSignIn(gw, 'guesser@example.com', PASSWORD, '10.3.9.9')).statusCode, 303);
       const audit = await gw.database.db
         .selectFrom('audit_actions')
         .select('detail')
@@ -280,15 +282,15 @@ for (const kind of DATABASES) {
       assert.deepEqual(audit, [], 'nothing changed, nothing audited');
 
       skew += SIGN_IN_WINDOW_MS + 1;
-      assert.equal((await change(PASSWORD, '10.3.1.1')).statusCode, 303, 'the window passed');
+      assert.equal((await change(PASSWORD, '10.3.0.1')).statusCode, 303, 'the window passed');
       assert.notEqual(await hash(), before);
       await signedIn(gw, 'guesser@example.com', next);
       const kept = await gw.database.db
         .selectFrom('sign_in_failures')
         .select('id')
-        .where('scope', '=', 'email:guesser@example.com')
+        .where('scope', '=', 'pair:10.3.0.1 guesser@example.com')
         .execute();
-      assert.equal(kept.length, 0, 'the right password clears the account’s count');
+      assert.equal(kept.length, 0, 'the right password clears the count of its (account, address)');
     });
 
     it("a disabled merchant's users cannot sign in, and their open sessions stop working at once", async () => {

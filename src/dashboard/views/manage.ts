@@ -46,7 +46,7 @@ ${scrollTable(`Ledger entries of the ${account} balance`, ['Time (IST)', 'Kind',
 export function secretOverlap(until: number | null): string {
   return until === null
     ? ''
-    : `<p id="secret-overlap">The previous webhook secret signs callbacks beside the current one until ${timeCell(until)} (IST); after that, only the current one.</p>`;
+    : `<p id="secret-overlap">The previous webhook secret signs callbacks beside the current one until ${timeCell(until)} (IST); then it is deleted, and only the current one signs.</p>`;
 }
 
 /**
