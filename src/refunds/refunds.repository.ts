@@ -22,7 +22,10 @@ export const REFUNDED_PAYIN_COLUMNS = [
   'channel_payment_txn_id',
 ] as const;
 
-export type RefundedPayin = Pick<TransactionRow, (typeof REFUNDED_PAYIN_COLUMNS)[number]>;
+export type RefundedPayin = Pick<TransactionRow, (typeof REFUNDED_PAYIN_COLUMNS)[number]> & {
+  /** Whether a customer's dispute of it is open (true or 1; the databases differ): it cannot be refunded. */
+  disputed: boolean | number;
+};
 
 /** A pay-in as a refund reads it, with what its refunds that are not FAILED add up to (paise). */
 export type RefundablePayin = RefundedPayin & { refunded: number };
@@ -34,11 +37,18 @@ export async function readPayins(db: Kysely<Tables>, paymentIds: string[]): Prom
 }
 
 function payinsQuery(db: Kysely<Tables>, named: RawBuilder<string>) {
-  return db
-    .selectFrom('transactions')
-    .select(REFUNDED_PAYIN_COLUMNS)
-    .where('payment_id', 'in', named)
-    .where('kind', '=', 'payin');
+  return (
+    db
+      .selectFrom('transactions')
+      .select(REFUNDED_PAYIN_COLUMNS)
+      // The `disputes` table's open rows of the pay-in, through its index (`0022_disputes`).
+      .select(
+        sql<boolean>`exists (select 1 from disputes d
+        where d.payin_id = transactions.payment_id and d.status = 'open')`.as('disputed'),
+      )
+      .where('payment_id', 'in', named)
+      .where('kind', '=', 'payin')
+  );
 }
 
 /**
