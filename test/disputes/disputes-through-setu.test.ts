@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { getPage, signedIn } from '../support/console.ts';
+import { getPage, postForm, signedIn } from '../support/console.ts';
 import { DATABASES } from '../support/databases.ts';
 import { FakeCashfree } from '../support/fake-cashfree.ts';
 import { FakeSetu, type FakePayment } from '../support/fake-setu.ts';
@@ -181,6 +181,26 @@ describe('disputes of live pay-ins through Setu', () => {
         const exceptionPage = await getPage(l.gw, browser, `/dashboard/exceptions/${exceptions[0]!.id}`);
         assert.ok(exceptionPage.body.includes('value="dispute-lost"'), 'the console offers dispute-lost');
         assert.ok(exceptionPage.body.includes('value="dispute-won"'), 'the console offers dispute-won');
+        // The operator records it won in the console: a confirmation first, then the pay-in is refundable again.
+        const resolveUrl = `/dashboard/exceptions/${exceptions[0]!.id}/resolve`;
+        const confirm = await postForm(l.gw, browser, resolveUrl, {
+          action: 'dispute-won',
+          merchant: '',
+          note: '',
+        });
+        assert.equal(confirm.statusCode, 200, confirm.body.slice(0, 300));
+        assert.ok(confirm.body.includes('The dispute closes'), 'the confirmation says what happens');
+        const formId = /name="form_id" value="([^"]+)"/.exec(confirm.body)![1]!;
+        const done = await postForm(l.gw, browser, resolveUrl, {
+          action: 'dispute-won',
+          merchant: '',
+          note: '',
+          form_id: formId,
+          confirm: 'yes',
+        });
+        assert.equal(done.statusCode, 303, done.body.slice(0, 300));
+        assert.equal((await disputeExceptions(l, id))[0]!.resolution, 'dispute-won');
+        assert.equal((await refund(l, shop, id, 10)).status, 200, 'refundable again');
       });
 
       it('dispute-lost refunds the refundable part through Setu from the merchant balance, with no callback, and closes the exception', async () => {
