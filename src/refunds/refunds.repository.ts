@@ -36,19 +36,16 @@ export async function readPayins(db: Kysely<Tables>, paymentIds: string[]): Prom
   return named ? payinsQuery(db, named).execute() : [];
 }
 
+/** The pay-ins' rows, each with whether a dispute of it is open (the `disputes` index on `payin_id`, `0022_disputes`). */
 function payinsQuery(db: Kysely<Tables>, named: RawBuilder<string>) {
-  return (
-    db
-      .selectFrom('transactions')
-      .select(REFUNDED_PAYIN_COLUMNS)
-      // The `disputes` table's open rows of the pay-in, through its index (`0022_disputes`).
-      .select(
-        sql<boolean>`exists (select 1 from disputes d
-        where d.payin_id = transactions.payment_id and d.status = 'open')`.as('disputed'),
-      )
-      .where('payment_id', 'in', named)
-      .where('kind', '=', 'payin')
-  );
+  const disputed = sql<boolean>`exists (select 1 from disputes d
+    where d.payin_id = transactions.payment_id and d.status = 'open')`;
+  return db
+    .selectFrom('transactions')
+    .select(REFUNDED_PAYIN_COLUMNS)
+    .select(disputed.as('disputed'))
+    .where('payment_id', 'in', named)
+    .where('kind', '=', 'payin');
 }
 
 /**
