@@ -339,6 +339,37 @@ describe('disputes of live pay-ins through Setu', () => {
         await waitRefundStatus(l, ok.body.refund_id, 'SUCCESS');
       });
 
+      it('a dispute of a payment that no pay-in here has opens a dispute exception naming none; lost refunds nothing', async () => {
+        const l = live();
+        const stranger: FakePayment = {
+          id: `PAY${next().replace('-', '')}`,
+          qrId: 'none',
+          amount: 5000,
+          status: 'success',
+          rrn: String(100_000_000_000 + n),
+          txnId: `SET${next().replace('-', '')}`,
+          customerVpa: 'someone@bank',
+          txnTs: new Date().toISOString(),
+        };
+        const disputeId = `DSP${next().replace('-', '')}`;
+        assert.equal(await setu.notifyDispute(stranger, { id: disputeId, amount: 5000 }), 200);
+        const e = await l.gw.database.db
+          .selectFrom('channel_exceptions')
+          .selectAll()
+          .where('kind', '=', 'dispute')
+          .where('reference', '=', disputeId)
+          .executeTakeFirstOrThrow();
+        assert.equal(e.payment_id, null);
+        assert.ok(e.detail.includes('names no Setu pay-in here'), e.detail);
+        const before = await l.balance();
+        const resolved = await l.gw.paygate.services.exceptions.resolve(Number(e.id), {
+          action: 'dispute-lost',
+          actor: 'cli',
+        });
+        assert.equal(resolved.exception.resolution, 'dispute-lost');
+        assert.deepEqual(await l.balance(), before, 'no money moved');
+      });
+
       it("Setu's own dispute.lost refunds as dispute-lost does, once; a later dispute.won changes nothing", async () => {
         const l = live();
         const shop = shopOf(l);
