@@ -25,6 +25,9 @@ import { WalletService } from './wallet/wallet.service.ts';
 import { UnmatchedMoney } from './exceptions/unmatched.ts';
 import { ExceptionService } from './exceptions/exceptions.service.ts';
 import { exceptionJournalsCheck, exceptionsLedgerCheck } from './exceptions/ledger-check.ts';
+import { DisputeDecisions } from './disputes/dispute-decisions.ts';
+import { DisputeIntake } from './disputes/dispute-intake.ts';
+import { disputesLedgerCheck } from './disputes/ledger-check.ts';
 import { finalJournalsCheck } from './finality/ledger-check.ts';
 
 export interface Services {
@@ -95,9 +98,25 @@ export function buildServices(config: Config, database: Database, now: () => num
       now,
     }),
   );
+  const disputes = new DisputeDecisions(database);
+  const notifications = new NotificationService(
+    database,
+    [
+      new SetuNotifications(config.setu?.webhookSecret ?? null),
+      new CashfreeNotifications(config.cashfree?.webhookSecret ?? null),
+    ],
+    outcomes,
+    { now },
+  );
+  notifications.disputes = new DisputeIntake(disputes, now);
   return {
     merchants: new MerchantService(db, now, config.webhookSecretOverlapS, setu),
-    wallets: new WalletService(db, now, [exceptionsLedgerCheck, exceptionJournalsCheck, finalJournalsCheck]),
+    wallets: new WalletService(db, now, [
+      exceptionsLedgerCheck,
+      exceptionJournalsCheck,
+      finalJournalsCheck,
+      disputesLedgerCheck,
+    ]),
     payins: new PayinService(database, config, channelFor, now),
     payouts: new PayoutService(database, config, channelFor, now),
     refunds: new RefundService(database, config, (name) => byName.get(name), now),
@@ -112,16 +131,13 @@ export function buildServices(config: Config, database: Database, now: () => num
       for (const c of [setu, cashfree]) if (c) c.http.observe = observer;
     },
     outcomes,
-    notifications: new NotificationService(
-      database,
-      [
-        new SetuNotifications(config.setu?.webhookSecret ?? null),
-        new CashfreeNotifications(config.cashfree?.webhookSecret ?? null),
-      ],
-      outcomes,
-      { now },
-    ),
+    notifications,
     callbacks: new CallbackService(database, config, now),
-    exceptions: new ExceptionService(database, (name) => byName.get(name)?.refunds !== undefined, now),
+    exceptions: new ExceptionService(
+      database,
+      (name) => byName.get(name)?.refunds !== undefined,
+      now,
+      disputes,
+    ),
   };
 }

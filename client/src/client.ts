@@ -122,7 +122,8 @@ export class Paygate {
   /**
    * A refund of all or part of a SUCCESS pay-in; the amount is held against the available balance.
    * Refused with REFUND_EXCEEDS_PAYMENT (metadata.refundable) past what is left of the pay-in,
-   * PAYMENT_NOT_REFUNDABLE when it is not SUCCESS, INSUFFICIENT_BALANCE, DUPLICATE_REFUND_NO.
+   * PAYMENT_NOT_REFUNDABLE when it is not SUCCESS, PAYMENT_DISPUTED while a customer's dispute of it
+   * is open, INSUFFICIENT_BALANCE, DUPLICATE_REFUND_NO.
    */
   createRefund(request: RefundRequest, call?: CallOptions): Promise<Created<RefundResponse>> {
     return this.#create('createRefund', request, call);

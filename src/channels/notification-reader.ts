@@ -73,8 +73,27 @@ export interface LowBalanceNotice {
   detail: string;
 }
 
+/**
+ * A customer's dispute of a payment: opened, or decided by the provider (won or lost by the
+ * merchant); `other` for a status that changes nothing (in review, closed at the provider).
+ */
+export interface DisputeNotice {
+  kind: 'dispute';
+  status: 'open' | 'won' | 'lost' | 'other';
+  /** The provider's id of the dispute. */
+  disputeId: string;
+  /** The provider's id of the payment disputed, its transaction id and its bank reference (the pay-in's utr). */
+  paymentId: string;
+  txnId: string;
+  rrn: string;
+  /** The amount disputed in paise, or null when it cannot be read exactly. */
+  amount: number | null;
+  /** What it is, in the provider's words, for the operator. */
+  subject: string;
+}
+
 /** What a notification reports. */
-export type Notice = PaymentNotice | TransferNotice | RefundsNotice | LowBalanceNotice;
+export type Notice = PaymentNotice | TransferNotice | RefundsNotice | LowBalanceNotice | DisputeNotice;
 
 /** What a provider's notifications are, to the gateway (Hyperswitch's `IncomingWebhook`). */
 export interface NotificationReader {

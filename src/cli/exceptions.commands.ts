@@ -69,7 +69,8 @@ export const EXCEPTION_COMMANDS: Record<string, CommandSpec> = {
   },
   'exceptions resolve': {
     args: 'ID',
-    summary: 'resolve an exception: refund or credit money in suspense, debit a debt, or dismiss with a note',
+    summary:
+      'resolve an exception: refund or credit money in suspense, debit a debt, dismiss with a note, or record a dispute won or lost',
     options: {
       action: { type: 'string', value: ACTIONS.join('|'), help: 'what to do', required: true },
       merchant: {

@@ -21,6 +21,7 @@ import {
 import type { Services } from '../services.ts';
 import { findTransaction } from '../transactions/transactions.repository.ts';
 import { refundsOf } from '../refunds/refunds.repository.ts';
+import { disputesOfPayin } from '../disputes/disputes.repository.ts';
 import type { DashboardUser } from './accounts.service.ts';
 import {
   dailyStats,
@@ -114,11 +115,12 @@ export class DashboardService {
     const txn = await findTransaction(this.db, paymentId);
     if (!txn || (user.merchantId !== null && txn.merchant_id !== user.merchantId))
       throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
-    const [events, journal, deliveries, refunds] = await Promise.all([
+    const [events, journal, deliveries, refunds, disputes] = await Promise.all([
       eventsOf(this.db, paymentId),
       journalOf(this.db, paymentId),
       this.services.callbacks.list({ paymentId, merchantId: txn.merchant_id, limit: 100 }),
       txn.kind === 'payin' ? refundsOf(this.db, paymentId) : Promise.resolve([]),
+      txn.kind === 'payin' ? disputesOfPayin(this.db, paymentId) : Promise.resolve([]),
     ]);
     const attempts = await Promise.all(
       deliveries.map((d) => this.services.callbacks.attempts(d.delivery_id)),
@@ -131,6 +133,7 @@ export class DashboardService {
       journal,
       deliveries: deliveries.map((d, i) => ({ ...d, log: attempts[i]! })),
       refunds,
+      disputes,
       refundable: txn.kind === 'payin' && txn.status === 'SUCCESS' ? txn.amount - refunded : 0,
     };
   }

@@ -224,6 +224,35 @@ export interface ChannelExceptionTable {
 
 export type ExceptionHolds = 'suspense' | 'receivable';
 
+export type DisputeStatus = 'open' | 'won' | 'lost';
+
+/** A customer's dispute of a pay-in, beside its `dispute` exception (CONTRACT §10 "Disputes"). */
+export interface DisputeTable {
+  /** The `dispute` exception that shows it to operators. */
+  exception_id: number;
+  provider: string;
+  /** The provider's id of the dispute. */
+  dispute_id: string;
+  /** The pay-in disputed, or null when the provider's payment names none here. */
+  payin_id: string | null;
+  merchant_id: string | null;
+  currency: string;
+  /** Paise disputed, or null when the provider's amount could not be read. */
+  amount: number | null;
+  /** Open: the pay-in cannot be refunded. Won or lost: decided, by an operator or the provider. */
+  status: DisputeStatus;
+  /** A lost dispute's refund to the customer, if any. */
+  refund_id: string | null;
+  /** Paise that refund returns. */
+  refunded: Generated<number>;
+  /** Paise of it the merchant's available balance lacked: owed on the exception (`external:receivable`). */
+  owed: Generated<number>;
+  opened_at: number;
+  decided_at: number | null;
+  /** A user's email, `cli`, or `channel` (the provider's own closing status). */
+  decided_by: string | null;
+}
+
 export type UserRole = 'merchant' | 'operator';
 
 /** A person who signs in to the dashboard: a merchant's user sees that merchant, an operator all. */
@@ -332,6 +361,7 @@ export interface Tables {
   callback_attempts: CallbackAttemptTable;
   channel_events: ChannelEventTable;
   channel_exceptions: ChannelExceptionTable;
+  disputes: DisputeTable;
   users: UserTable;
   sessions: SessionTable;
   sign_in_failures: SignInFailureTable;

@@ -21,7 +21,9 @@ export type ExceptionKind =
   | 'refund_returned'
   /** The provider refused Paygate's own account (credentials, IP allow-list, 2FA): payouts wait. */
   | 'channel_account'
-  | 'low_balance';
+  | 'low_balance'
+  /** A customer disputes a pay-in (the `disputes` row beside it); a lost one may leave a debt. */
+  | 'dispute';
 
 export interface NewException {
   kind: ExceptionKind;
@@ -121,6 +123,22 @@ export async function findException(db: Kysely<Tables>, id: number): Promise<Exc
   return row ? toRow(row) : undefined;
 }
 
+/** The exception of this kind, provider and reference (what makes it one), locked as `lockException` locks it. */
+export async function lockExceptionOf(
+  tx: Kysely<Tables>,
+  key: Pick<NewException, 'kind' | 'provider' | 'reference'>,
+): Promise<ExceptionRow | undefined> {
+  const row = await tx
+    .updateTable('channel_exceptions')
+    .set((eb) => ({ kind: eb.ref('kind') }))
+    .where('kind', '=', key.kind)
+    .where('provider', '=', key.provider)
+    .where('reference', '=', key.reference)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
 /**
  * The exception, locked for an update within the caller's transaction: an update that changes
  * nothing, so that the first statement writes (SQLite's write lock is taken at once, never upgraded
@@ -143,7 +161,14 @@ export async function updateException(
   set: Partial<
     Pick<
       ExceptionRow,
-      'outstanding' | 'refund_id' | 'resolved_at' | 'resolved_by' | 'resolution' | 'note' | 'merchant_id'
+      | 'outstanding'
+      | 'refund_id'
+      | 'resolved_at'
+      | 'resolved_by'
+      | 'resolution'
+      | 'note'
+      | 'merchant_id'
+      | 'holds'
     >
   >,
 ): Promise<void> {
@@ -196,7 +221,10 @@ export async function outstandingSums(
   return rows.map((r) => ({ holds: r.holds!, currency: r.currency, total: BigInt(r.total) }));
 }
 
-/** What the exceptions that held money ever took in (open or resolved), per kind of money and currency. */
+/**
+ * What the exceptions that held money ever took in (open or resolved), per kind of money and
+ * currency. A dispute's debt is not its amount: the disputes check it (`src/disputes/`).
+ */
 export async function heldSums(
   db: Kysely<Tables>,
 ): Promise<{ holds: string; currency: string; total: bigint }[]> {
@@ -204,6 +232,7 @@ export async function heldSums(
     .selectFrom('channel_exceptions')
     .select(['holds', 'currency', sql<string>`cast(sum(amount) as text)`.as('total')])
     .where('holds', 'is not', null)
+    .where('kind', '<>', 'dispute')
     .groupBy(['holds', 'currency'])
     .execute();
   return rows.map((r) => ({ holds: r.holds!, currency: r.currency, total: BigInt(r.total) }));

@@ -12,6 +12,8 @@
  *   far as it allows; the rest stays open.
  * - `dismiss`: with a note; no merchant's or customer's money moves. Money the exception still
  *   holds is written off (`external:written_off`), so that the ledger keeps accounting for it.
+ * - `dispute-won`, `dispute-lost`: the outcome of a customer's dispute (`DisputeDecider`); a lost
+ *   one's debt is then debited or dismissed as any other.
  */
 import type { Database } from '../db/database.ts';
 import type { Tables } from '../db/schema.ts';
@@ -23,8 +25,9 @@ import { lockAvailable, walletKey } from '../wallet/wallet.repository.ts';
 import { receivableFromMerchant, suspenseToMerchant, writeOff } from '../wallet/suspense.ledger.ts';
 import { startSuspenseRefund } from './suspense-refunds.ts';
 import { insertAuditAction } from '../audit/audit.repository.ts';
+import type { DisputeDecider } from './dispute-port.ts';
 
-export const ACTIONS = ['refund', 'credit', 'debit', 'dismiss'] as const;
+export const ACTIONS = ['refund', 'credit', 'debit', 'dismiss', 'dispute-won', 'dispute-lost'] as const;
 export type ResolveAction = (typeof ACTIONS)[number];
 
 export interface ResolveRequest {
@@ -72,6 +75,7 @@ export class ExceptionService {
     private readonly database: Pick<Database, 'db' | 'lockRows'>,
     private readonly refunds: (channel: string) => boolean,
     private readonly now: () => number = Date.now,
+    private readonly disputes: DisputeDecider | null = null,
   ) {}
 
   get(id: number): Promise<ExceptionRow | undefined> {
@@ -133,6 +137,7 @@ export class ExceptionService {
    * already (a resolution by the same action, a refund in flight), or null when it may go ahead.
    */
   private refusal(e: ExceptionRow, r: ResolveRequest): Resolved | null {
+    this.disputeRefusal(e, r);
     if ((r.action === 'refund' || r.action === 'credit') && e.holds !== 'suspense')
       throw bad(
         `Exception ${e.id} (${e.kind}) holds no customer's money in suspense: it can be ${e.holds === 'receivable' ? 'debited or dismissed' : 'dismissed only'}.`,
@@ -171,7 +176,42 @@ export class ExceptionService {
         return this.debit(tx, e, r, at);
       case 'dismiss':
         return this.dismiss(tx, e, r, at);
+      case 'dispute-won':
+      case 'dispute-lost': {
+        const done = await this.disputes!.decide(
+          tx,
+          e,
+          r.action === 'dispute-won' ? 'won' : 'lost',
+          r.actor,
+          at,
+        );
+        return this.after(tx, e.id, done.changed, done.message);
+      }
     }
+  }
+
+  /**
+   * Throws when the action does not fit a dispute: its outcomes only on a dispute whose outcome is
+   * not recorded yet (a repeat passes, to be answered as one), and no dismissal of an open dispute of
+   * a pay-in here (that would leave the pay-in unrefundable): its outcome is recorded instead.
+   */
+  private disputeRefusal(e: ExceptionRow, r: ResolveRequest): void {
+    const outcome = r.action === 'dispute-won' || r.action === 'dispute-lost';
+    if (outcome && (e.kind !== 'dispute' || this.disputes === null))
+      throw bad(`Exception ${e.id} (${e.kind}) is no dispute: it has no dispute outcome.`);
+    const undecided = e.kind === 'dispute' && e.resolved_at === null && e.holds === null;
+    if (r.action === 'dismiss' && undecided && e.payment_id !== null)
+      throw bad(
+        `Exception ${e.id} is an open dispute of pay-in ${e.payment_id}: record its outcome (dispute-won or dispute-lost).`,
+      );
+    if (
+      outcome &&
+      e.kind === 'dispute' &&
+      e.resolved_at === null &&
+      e.holds !== null &&
+      r.action !== 'dispute-lost'
+    )
+      throw new AppError('INVALID_STATE', `The dispute of exception ${e.id} was recorded lost already.`);
   }
 
   /** Starts the refund of the money in suspense to the customer; the exception closes when it succeeds. */

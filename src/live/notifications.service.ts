@@ -27,6 +27,7 @@ import {
   type NewChannelEvent,
 } from './notifications.repository.ts';
 import { isPaymentId } from '../ids.ts';
+import type { DisputeIntake } from '../disputes/dispute-intake.ts';
 
 export interface NotificationLogger {
   info(obj: object, msg: string): void;
@@ -58,6 +59,8 @@ export class NotificationService {
   logger: NotificationLogger | null = null;
   /** Told after a notification made refunds due now (`refundsDueNow`), so the worker reads them at once. */
   onRefundsDue: () => void = () => {};
+  /** Set by the wiring: customers' disputes the notifications report (`src/disputes/`). */
+  disputes: DisputeIntake | null = null;
 
   /** `readers`: every live channel's, configured or not (one that is not takes no notification). */
   constructor(
@@ -190,7 +193,7 @@ export class NotificationService {
     const { reports, untied } = await heldAgainst(scope.tx, read, txns);
     for (const u of untied) await this.outcomes.untied(scope, u);
     await this.outcomes.applyAll(scope, reports);
-    return refunds;
+    return refunds + ((await this.disputes?.apply(scope.tx, read)) ?? 0);
   }
 
   /** Makes the refunds the notifications name due now, one statement per provider that names any. */

@@ -22,7 +22,10 @@ export const REFUNDED_PAYIN_COLUMNS = [
   'channel_payment_txn_id',
 ] as const;
 
-export type RefundedPayin = Pick<TransactionRow, (typeof REFUNDED_PAYIN_COLUMNS)[number]>;
+export type RefundedPayin = Pick<TransactionRow, (typeof REFUNDED_PAYIN_COLUMNS)[number]> & {
+  /** Whether a customer's dispute of it is open (true or 1; the databases differ): it cannot be refunded. */
+  disputed: boolean | number;
+};
 
 /** A pay-in as a refund reads it, with what its refunds that are not FAILED add up to (paise). */
 export type RefundablePayin = RefundedPayin & { refunded: number };
@@ -33,10 +36,14 @@ export async function readPayins(db: Kysely<Tables>, paymentIds: string[]): Prom
   return named ? payinsQuery(db, named).execute() : [];
 }
 
+/** The pay-ins' rows, each with whether a dispute of it is open (the `disputes` index on `payin_id`, `0022_disputes`). */
 function payinsQuery(db: Kysely<Tables>, named: RawBuilder<string>) {
+  const disputed = sql<boolean>`exists (select 1 from disputes d
+    where d.payin_id = transactions.payment_id and d.status = 'open')`;
   return db
     .selectFrom('transactions')
     .select(REFUNDED_PAYIN_COLUMNS)
+    .select(disputed.as('disputed'))
     .where('payment_id', 'in', named)
     .where('kind', '=', 'payin');
 }

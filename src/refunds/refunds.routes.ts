@@ -32,6 +32,7 @@ export const refundRoutes: FastifyPluginAsync<RefundRoutesOptions> = async (
           'The refunds of a pay-in that are not FAILED never add up to more than its amount (400 REFUND_EXCEEDS_PAYMENT, ' +
           'metadata.refundable); the amount is held from the available balance (400 INSUFFICIENT_BALANCE). ' +
           "404 PAYMENT_NOT_FOUND for an unknown pay-in or another merchant's; 409 PAYMENT_NOT_REFUNDABLE when it is not SUCCESS; " +
+          "409 PAYMENT_DISPUTED while a customer's dispute of it is open; " +
           '409 DUPLICATE_REFUND_NO when merchant_refund_no was used with another request.',
         security,
         body: s.Refund,

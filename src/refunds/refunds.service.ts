@@ -201,6 +201,11 @@ export class RefundService {
         `Only a SUCCESS pay-in can be refunded; this one is ${payin.status}`,
         { status: payin.status },
       );
+    if (payin.disputed)
+      return new AppError(
+        'PAYMENT_DISPUTED',
+        'A dispute of this pay-in is open: it cannot be refunded until the dispute is decided',
+      );
     if (currency !== payin.currency)
       return new AppError('VALIDATION_INVALID_CURRENCY', `The pay-in was made in ${payin.currency}`, {
         supported_currencies: [payin.currency],

@@ -197,6 +197,22 @@ export async function findTransaction(
   return db.selectFrom('transactions').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
 }
 
+/** A channel's pay-ins with this bank reference (through the index on `utr`). */
+export async function payinsByUtr(
+  db: Kysely<Tables>,
+  channel: string,
+  utr: string,
+): Promise<TransactionRow[]> {
+  if (utr === '') return [];
+  return db
+    .selectFrom('transactions')
+    .selectAll()
+    .where('utr', '=', utr)
+    .where('kind', '=', 'payin')
+    .where('channel', '=', channel)
+    .execute();
+}
+
 const NAMED_COLUMNS = { named_payment_id: 'text' } as const;
 
 /**

@@ -161,6 +161,26 @@ export async function addAvailable(
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
+/** Adds to `held` what no balance of the merchant's covered (a lost dispute's refund that its debt pays). */
+export async function addHeld(
+  db: Kysely<Tables>,
+  merchantId: string,
+  currency: string,
+  amount: number,
+  at: number,
+): Promise<void> {
+  await db
+    .insertInto('wallets')
+    .values({ merchant_id: merchantId, currency, available: 0, held: amount, updated_at: at })
+    .onConflict((oc) =>
+      oc.columns(['merchant_id', 'currency']).doUpdateSet({
+        held: sql`wallets.held + excluded.held`,
+        updated_at: sql`excluded.updated_at`,
+      }),
+    )
+    .execute();
+}
+
 /** Takes `amount` out of held, and puts `returned` of it back into available. */
 export async function releaseHeld(
   db: Kysely<Tables>,

@@ -461,6 +461,37 @@ export class FakeSetu {
     );
   }
 
+  /**
+   * Sends a signed dispute notification of a payment, in the shape of Setu's disputes page
+   * (SetuHQ/docs `content/payments/umap/notifications/disputes.mdx`): `dispute.created` with
+   * `status` "created"; `won` and `lost` as `dispute.won` / `dispute.lost` (the names assumed in
+   * specs/CHANNELS.md). Answers the HTTP status.
+   */
+  async notifyDispute(
+    p: FakePayment,
+    d: { id: string; amount: number; status?: 'created' | 'won' | 'lost' | 'in-review' },
+  ): Promise<number> {
+    const status = d.status ?? 'created';
+    return this.send(
+      JSON.stringify({
+        eventId: randomUUID(),
+        eventTs: new Date().toISOString(),
+        eventType: `dispute.${status}`,
+        resource: 'dispute',
+        status,
+        paymentId: p.id,
+        orgTxnId: p.txnId,
+        merchantId: this.merchantId,
+        id: d.id,
+        txnId: `SET${randomBytes(12).toString('hex')}`,
+        rrn: p.rrn,
+        amount: d.amount,
+        currency: 'INR',
+        reason: {},
+      }),
+    );
+  }
+
   refundStatus(r: FakeRefund, now = Date.now()): 'pending' | 'success' | 'failed' {
     return now < r.settleAt ? 'pending' : r.ending;
   }

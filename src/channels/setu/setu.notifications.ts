@@ -2,8 +2,8 @@
  * Setu's notifications (UMAP): signed with the webhook secret (`setu.signature.ts`), keyed by
  * their `eventId`, their fields at the top level or under `data`. `payment.success` is a payment
  * of the pay-in it names, by its QR (`productInstanceId`) and the UPI id paid (`merchantVpa`);
- * other `payment.*` events end nothing (a failed attempt leaves the QR payable); any other event
- * may name a refund, since Setu documents no refund event.
+ * other `payment.*` events end nothing (a failed attempt leaves the QR payable); `dispute.*` events
+ * are a customer's dispute of a payment (`setu.disputes.ts`); any other event may name a refund.
  */
 import { fieldText } from '../body-fields.ts';
 import type {
@@ -14,6 +14,7 @@ import type {
 } from '../notification-reader.ts';
 import { setuPaymentOutcome } from './setu.channel.ts';
 import { verifySetu } from './setu.signature.ts';
+import { setuDispute } from './setu.disputes.ts';
 
 export class SetuNotifications implements NotificationReader {
   readonly provider = 'setu';
@@ -42,6 +43,7 @@ export class SetuNotifications implements NotificationReader {
 
   read(body: Record<string, unknown>): Notice | null {
     const type = eventType(body);
+    if (type.startsWith('dispute.')) return setuDispute(payload(body), type);
     if (!type.startsWith('payment.')) return { kind: 'refunds', names: refundNamesIn(body) };
     // initiated, pending and failed do not end a pay-in: a failed attempt (a wrong PIN) leaves its QR payable.
     if (type !== 'payment.success') return null;

@@ -62,7 +62,11 @@ export function exceptionRoutes(ops: FastifyInstance, { dashboard, user, frame }
               ? `${formatAmount(e.outstanding)} ${e.currency} is credited to merchant ${fields.merchant || e.merchant_id}.`
               : action === 'debit'
                 ? `Up to ${formatAmount(e.outstanding)} ${e.currency} is taken from merchant ${e.merchant_id}'s available balance.`
-                : `${formatAmount(e.outstanding)} ${e.currency} is written off.`;
+                : action === 'dispute-lost'
+                  ? `The disputed ${e.amount === null ? 'amount' : `${formatAmount(e.amount)} ${e.currency}`}, up to what of pay-in ${e.payment_id ?? '-'} is still refundable, goes back to the customer from merchant ${e.merchant_id ?? '-'}'s balance; what it lacks is owed.`
+                  : action === 'dispute-won'
+                    ? 'The dispute closes; the pay-in can be refunded again.'
+                    : `${formatAmount(e.outstanding)} ${e.currency} is written off.`;
         return html(
           reply,
           200,

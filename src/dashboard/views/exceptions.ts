@@ -92,6 +92,10 @@ export function exceptionBody(user: DashboardUser, e: ExceptionRow, merchants: M
     );
   }
   if (e.holds === 'receivable') forms.push(actionForm(user, e, 'debit', 'Debit the merchant'));
+  if (e.kind === 'dispute' && e.holds === null) {
+    forms.push(actionForm(user, e, 'dispute-lost', 'Dispute lost: refund the customer from the merchant'));
+    forms.push(actionForm(user, e, 'dispute-won', 'Dispute won: close it'));
+  }
   forms.push(
     actionForm(
       user,

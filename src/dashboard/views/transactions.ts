@@ -6,6 +6,8 @@ import { formatAmount } from '../../money.ts';
 import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { DashboardUser } from '../accounts.service.ts';
 import type { ListRow } from '../dashboard.repository.ts';
+import type { DisputeRow } from '../../disputes/disputes.repository.ts';
+import { disputesSection } from './disputes.ts';
 import {
   csrfField,
   esc,
@@ -156,6 +158,8 @@ interface Detail {
   refunds: TransactionRow[];
   /** What is left to refund of a SUCCESS pay-in, in paise; 0 otherwise. */
   refundable: number;
+  /** A pay-in's disputes, oldest first (none for other kinds). */
+  disputes: DisputeRow[];
 }
 
 /** A SUCCESS pay-in's refunds, and the form to refund what is left (amount filled in). */
@@ -171,7 +175,9 @@ function refundsSection(user: DashboardUser, d: Detail): string {
       ? '<p class="muted">Only a SUCCESS pay-in can be refunded.</p>'
       : d.refundable <= 0
         ? '<p class="muted">This pay-in is refunded in full.</p>'
-        : `<form class="card inline" method="post" action="/dashboard/transactions/${esc(t.payment_id)}/refund">${csrfField(user)}<input type="hidden" name="form_id" value="${base62(22)}"><label for="refund-amount">Refund amount (rupees; at most ${esc(formatAmount(d.refundable))})<input id="refund-amount" name="amount" required inputmode="decimal" value="${esc(formatAmount(d.refundable))}"></label><label for="refund-reason">Reason (optional)<input id="refund-reason" name="reason" maxlength="100"></label><button class="btn" type="submit">Refund</button></form>`;
+        : d.disputes.some((x) => x.status === 'open')
+          ? '<p class="muted">A dispute of this pay-in is open: it cannot be refunded until the dispute is decided.</p>'
+          : `<form class="card inline" method="post" action="/dashboard/transactions/${esc(t.payment_id)}/refund">${csrfField(user)}<input type="hidden" name="form_id" value="${base62(22)}"><label for="refund-amount">Refund amount (rupees; at most ${esc(formatAmount(d.refundable))})<input id="refund-amount" name="amount" required inputmode="decimal" value="${esc(formatAmount(d.refundable))}"></label><label for="refund-reason">Reason (optional)<input id="refund-reason" name="reason" maxlength="100"></label><button class="btn" type="submit">Refund</button></form>`;
   return `<section aria-labelledby="refunds-h"><h2 id="refunds-h">Refunds</h2>${action}${scrollTable('Refunds of this pay-in', ['Created (IST)', 'refund_id', 'Refund no.', '#Amount', 'Status'], rows, 'No refunds.')}</section>`;
 }
 
@@ -234,6 +240,7 @@ export function detailBody(user: DashboardUser, d: Detail): string {
   );
   return `<section class="card" aria-labelledby="facts-h"><h2 id="facts-h">Details</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></section>
 <section aria-labelledby="timeline-h"><h2 id="timeline-h">Timeline</h2><div class="card"><ol class="timeline">${timeline.map((e) => `<li>${timeCell(e.at)} — ${esc(e.text)}</li>`).join('')}</ol></div></section>
+${disputesSection(d.disputes)}
 ${refundsSection(user, d)}
 <section aria-labelledby="journal-h"><h2 id="journal-h">Ledger journal</h2>${scrollTable('Journal entries', ['Time (IST)', 'Journal', 'Kind', 'Account', '#Amount'], journal, 'No money has moved for this transaction.')}</section>
 <section aria-labelledby="callbacks-h"><h2 id="callbacks-h">Callbacks</h2>${resend}${d.deliveries.length ? d.deliveries.map(delivery).join('') : '<p class="card muted">No callback has been queued.</p>'}</section>`;
