@@ -78,7 +78,9 @@ async function wave(l: LiveGateway, pairs: Pair[], order: Order, barrier: Databa
   const ids = pairs.map((p) => p.row.payment_id);
   const sent: Promise<unknown>[] = [];
   await barrier.db.transaction().execute(async (tx) => {
-    await sql`select payment_id from transactions where payment_id in (${sql.join(ids)}) for update`.execute(tx);
+    await sql`select payment_id from transactions where payment_id in (${sql.join(ids)}) for update`.execute(
+      tx,
+    );
     sent.push(...pairs.map((p) => first(l, p)));
     await waiting(barrier, 1);
     sent.push(...pairs.map((p) => second(l, p)));
@@ -142,7 +144,9 @@ await onEachDatabase('one Setu payment reported by a poll and a notification at 
       await l.ledgerOk();
       const by = (source: string) => successes.filter((s) => s.source === source).length;
       assert.ok(by('poll:setu') > 0 && by('notification:setu') > 0, 'each settled some pay-ins first');
-      console.log(`${kind}: ${ids.length} pairs; settled by the poll ${by('poll:setu')}, by the notification ${by('notification:setu')}`);
+      console.log(
+        `${kind}: ${ids.length} pairs; settled by the poll ${by('poll:setu')}, by the notification ${by('notification:setu')}`,
+      );
     });
   });
 });
