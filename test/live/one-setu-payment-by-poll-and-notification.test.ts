@@ -18,8 +18,8 @@ import { onEachDatabase } from '../support/harness.ts';
 import { useLive, type LiveGateway } from '../support/live.ts';
 
 /** Pairs raced per database (RACE_PAIRS), and how many race at once. */
-const PAIRS = Number(process.env.RACE_PAIRS ?? 24);
-const WAVE = 8;
+const PAIRS = Number(process.env.RACE_PAIRS ?? 12);
+const WAVE = 4;
 
 let n = 0;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
