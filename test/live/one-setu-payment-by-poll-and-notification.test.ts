@@ -5,9 +5,10 @@
  * The one applied second finds it final and recognises the payment by Setu's payment id: no
  * `payment_after_final` exception, nothing in suspense, no refund sent to Setu, the ledger clean.
  *
- * Pairs race in waves, the poll or the notification a few milliseconds ahead or both together. On
- * PostgreSQL a second connection holds the wave's rows (`FOR UPDATE`) while both reports are sent,
- * so that both read the pay-in PENDING and wait on its row, and are let go together.
+ * Pairs race in waves, the poll first, the notification first, or both at once; half of the polls
+ * carry no rrn yet (the pay-in keeps the notification's). On PostgreSQL a second connection holds
+ * the wave's rows (`FOR UPDATE`) while both reports are sent, so that both read the pay-in PENDING
+ * and wait on its row, and are let go together.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -24,8 +25,11 @@ const WAVE = 4;
 let n = 0;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A pay-in paid at the fake Setu, not notified yet, and the worker's read of its payment. */
-async function paidUnnotified(l: LiveGateway) {
+/**
+ * A pay-in paid at the fake Setu, not notified yet, and the worker's read of its payment;
+ * `noRrn`: a read that does not carry the rrn yet (the notification does).
+ */
+async function paidUnnotified(l: LiveGateway, noRrn: boolean) {
   const res = await l.post('/payments/onsite/payin', {
     money: { amount: 1 },
     merchant_order_no: `race-${process.pid}-${++n}`,
@@ -41,7 +45,7 @@ async function paidUnnotified(l: LiveGateway) {
     amount: row.amount,
   });
   assert.ok(outcome, 'the poll reads the payment');
-  return { row, qr: l.setu.qrFor(paymentId)!, payment, outcome };
+  return { row, qr: l.setu.qrFor(paymentId)!, payment, outcome: noRrn ? { ...outcome, utr: '' } : outcome };
 }
 
 type Pair = Awaited<ReturnType<typeof paidUnnotified>>;
@@ -112,7 +116,8 @@ await onEachDatabase('one Setu payment reported by a poll and a notification at 
       try {
         for (let first = 0; first < PAIRS; first += WAVE) {
           const pairs: Pair[] = [];
-          for (let k = first; k < Math.min(PAIRS, first + WAVE); k++) pairs.push(await paidUnnotified(l));
+          for (let k = first; k < Math.min(PAIRS, first + WAVE); k++)
+            pairs.push(await paidUnnotified(l, k % 2 === 1));
           await wave(l, pairs, ORDERS[(first / WAVE) % ORDERS.length]!, barrier);
           ids.push(...pairs.map((p) => p.row.payment_id));
         }
