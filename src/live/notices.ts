@@ -3,15 +3,28 @@
  * transaction only when it names one of the kind and channel it is about and, for a customer's
  * payment, when the channel reference and the payee UPI id it claims are the pay-in's (CONTRACT
  * §10: a reference alone could be anybody's). Anything else is kept for the operator as naming no
- * transaction here.
+ * transaction here. A payment that names a pay-in still being opened (its QR made at the channel,
+ * not yet recorded here) cannot be held against it yet: the notification waits (`StillOpening`).
  */
 import { sql, type Kysely } from 'kysely';
 import type { NotificationReader, Notice, PaymentNotice } from '../channels/notification-reader.ts';
 import { jsonRecords } from '../db/json-records.ts';
 import type { Tables, TransactionKind } from '../db/schema.ts';
-import type { TransactionRow } from '../transactions/transactions.repository.ts';
+import { OPENING, type TransactionRow } from '../transactions/transactions.repository.ts';
 import type { Untied } from './outcome-exceptions.ts';
 import type { Report } from './outcomes.ts';
+
+/**
+ * A payment for a pay-in whose channel answer is not recorded yet: neither its QR nor untied (that
+ * would put the customer's money in suspense and refund it while a poll credits the same payment).
+ * Applying fails, so the notification is kept and applied again later (`NotificationService`).
+ */
+export class StillOpening extends Error {
+  constructor(paymentId: string) {
+    super(`a payment names pay-in ${paymentId}, which is still being opened`);
+    this.name = 'StillOpening';
+  }
+}
 
 /** A notification read: what read it, and what it reports. */
 export interface Read {
@@ -42,6 +55,7 @@ export async function heldAgainst(
     const source = `notification:${provider}`;
     if (notice?.kind === 'payment') {
       const txn = ofKind(txns, 'payin', provider, notice.named);
+      if (txn?.status === 'PENDING' && txn.response_json === OPENING) throw new StillOpening(txn.payment_id);
       const mismatch = !txn ? `which names no ${label} pay-in here` : payinMismatch(notice, txn, vpas);
       if (txn && !mismatch) reports.push({ kind: 'payin', txn, outcome: notice.outcome, source });
       else
