@@ -47,7 +47,13 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
       );
       const checked = results.map((r) => {
         const s = silence?.get(r.channel);
-        return { ...r, silence_s: s?.silenceS ?? null, silent: s?.silent ?? false };
+        const last = s?.lastAt ?? null;
+        return {
+          ...r,
+          last_notification_at: last === null ? null : new Date(last).toISOString(),
+          silence_s: s?.silenceS ?? null,
+          silent: s?.silent ?? false,
+        };
       });
       // Credentials that work are not enough: the providers must also reach this gateway.
       const unreachable = notificationReachWarning(config);

@@ -130,6 +130,7 @@ await onEachDatabase('a silent channel', (kind) => {
       assert.ok(byName.get('cashfree').silence_s >= 1, JSON.stringify(json.json));
       assert.equal(byName.get('cashfree').silent, true);
       assert.equal(byName.get('setu').silence_s, null);
+      assert.equal(byName.get('cashfree').last_notification_at, null, 'none came yet');
       assert.ok(
         (json.json.warnings as string[]).some((w) =>
           w.startsWith('cashfree has sent no verified notification'),
