@@ -29,6 +29,7 @@ import {
   httpMetrics,
   type Metrics,
   notificationMetrics,
+  silenceMetrics,
 } from './http/metrics.ts';
 import { notificationRoutes } from './live/notifications.routes.ts';
 import { lastNotifications } from './live/notifications.repository.ts';
@@ -153,6 +154,7 @@ function background(
     logger: app.log,
     outcomes: services.outcomes,
     notifications: services.notifications,
+    silence: services.silence,
     stuckAfterMs: config.channelStuckAfterS * 1000,
     leaseMs: workerLeaseMs(config.channelTimeoutMs),
     resendAfterMs: config.channelResendAfterMs,
@@ -160,6 +162,7 @@ function background(
   });
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));
+  silenceMetrics(metrics, () => services.silence.read());
   exceptionMetrics(
     metrics,
     () => countExceptions(database.db),
@@ -307,7 +310,7 @@ async function registerRoutes(
   });
 
   const schemas = commonSchemas(config);
-  // One count of failed authentications per client address: bad API keys and bad channel signatures.
+  // Failed API keys per client address (channel signatures are counted apart: `SignatureFailures`).
   const authFailures = new AuthFailureLimit(now);
   await app.register(async (api) => {
     registerJsonParser(api);
@@ -333,7 +336,6 @@ async function registerRoutes(
   // The providers' notifications: no API key (the signature is the authentication), raw bodies.
   await app.register(notificationRoutes, {
     notifications: services.notifications,
-    failures: authFailures,
     count: notificationMetrics(metrics, () => lastNotifications(database.db, ['setu', 'cashfree'])),
   });
 }

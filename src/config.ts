@@ -57,6 +57,11 @@ export interface Config {
   readonly liveMaxPayoutPaise: number;
   /** A live transaction still not final after this many seconds is listed as an exception. */
   readonly channelStuckAfterS: number;
+  /**
+   * NOTIFICATION_SILENCE_S: a channel with open pay-ins or payouts and no verified notification for
+   * this many seconds opens a `channel_silent` exception.
+   */
+  readonly notificationSilenceS: number;
   /** When the daily reconciliation runs, as minutes after IST midnight (RECONCILE_AT, HH:MM). */
   readonly reconcileAtMinutes: number;
   /**
@@ -320,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     liveMaxPayinPaise: amountSetting(env, 'LIVE_MAX_PAYIN', '100000.00'),
     liveMaxPayoutPaise: amountSetting(env, 'LIVE_MAX_PAYOUT', '500000.00'),
     channelStuckAfterS: integer(env, 'CHANNEL_STUCK_AFTER_S', 86_400, 1),
+    notificationSilenceS: integer(env, 'NOTIFICATION_SILENCE_S', 3600, 1, 30 * 86_400),
     reconcileAtMinutes: reconcileAt(env),
     reconcileLookbackDays: integer(env, 'RECONCILE_LOOKBACK_DAYS', 7, 0, 90),
     channelResendAfterMs: integer(env, 'CHANNEL_RESEND_AFTER_S', 600, 0, 86_400) * 1000,

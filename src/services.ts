@@ -14,6 +14,7 @@ import { SetuNotifications } from './channels/setu/setu.notifications.ts';
 import { CallbackService } from './callbacks/callbacks.service.ts';
 import { ChannelOutcomes } from './live/outcomes.ts';
 import { NotificationService } from './live/notifications.service.ts';
+import { ChannelSilence } from './live/silence.ts';
 import { MerchantService } from './merchants/merchants.service.ts';
 import { channelChoice } from './payments/channel-choice.ts';
 import { PayinService } from './payins/payins.service.ts';
@@ -50,6 +51,8 @@ export interface Services {
   observeChannels(observer: ChannelObserver): void;
   outcomes: ChannelOutcomes;
   notifications: NotificationService;
+  /** Each configured live channel's silence, and its `channel_silent` exception. */
+  silence: ChannelSilence;
   callbacks: CallbackService;
   exceptions: ExceptionService;
 }
@@ -132,6 +135,12 @@ export function buildServices(config: Config, database: Database, now: () => num
     },
     outcomes,
     notifications,
+    silence: new ChannelSilence(
+      db,
+      [setu, cashfree].flatMap((c) => (c ? [c.name] : [])),
+      config.notificationSilenceS * 1000,
+      now,
+    ),
     callbacks: new CallbackService(database, config, now),
     exceptions: new ExceptionService(
       database,

@@ -1,7 +1,24 @@
-/** `channels check`: the live channels' credentials. */
+/** `channels check`: the live channels' credentials, and how long each has sent no notification. */
+import type { Config } from '../config.ts';
+import { ChannelSilence, type Silence } from '../live/silence.ts';
 import { notificationReachWarning } from '../outbound/public-url.ts';
 import { liveChannels } from '../services.ts';
-import { table, type CommandSpec } from './command.ts';
+import { table, withDatabase, type CommandSpec } from './command.ts';
+
+/**
+ * Each channel's silence (`ChannelSilence`), read from the database, or null when it cannot
+ * be read (the credentials are still checked, and a warning says so).
+ */
+async function silences(config: Config, channels: string[]): Promise<Map<string, Silence> | null> {
+  try {
+    const rows = await withDatabase(config, (database) =>
+      new ChannelSilence(database.db, channels, config.notificationSilenceS * 1000, Date.now).read(),
+    );
+    return new Map(rows.map((r) => [r.channel, r]));
+  } catch {
+    return null;
+  }
+}
 
 export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
   'channels check': {
@@ -24,14 +41,42 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
         }),
       );
       for (const c of channels) await c.http.close();
+      const silence = await silences(
+        config,
+        channels.map((c) => c.name),
+      );
+      const checked = results.map((r) => {
+        const s = silence?.get(r.channel);
+        const last = s?.lastAt ?? null;
+        return {
+          ...r,
+          last_notification_at: last === null ? null : new Date(last).toISOString(),
+          silence_s: s?.silenceS ?? null,
+          silent: s?.silent ?? false,
+        };
+      });
       // Credentials that work are not enough: the providers must also reach this gateway.
       const unreachable = notificationReachWarning(config);
-      const warnings = unreachable ? [unreachable] : [];
+      const warnings = [
+        ...(unreachable ? [unreachable] : []),
+        ...(silence ? [] : ["the database could not be read: the channels' silence is not known"]),
+        ...checked
+          .filter((c) => c.silent)
+          .map(
+            (c) =>
+              `${c.channel} has sent no verified notification for ${c.silence_s} s while its transactions wait (NOTIFICATION_SILENCE_S ${config.notificationSilenceS})`,
+          ),
+      ];
       out(
-        { channels: results, warnings },
+        { channels: checked, warnings },
         table(
-          ['CHANNEL', 'RESULT', 'DETAIL'],
-          results.map((r) => [r.channel, r.ok ? 'ok' : 'FAILED', r.detail]),
+          ['CHANNEL', 'RESULT', 'SILENCE', 'DETAIL'],
+          checked.map((r) => [
+            r.channel,
+            r.ok ? 'ok' : 'FAILED',
+            r.silence_s === null ? '-' : `${r.silence_s} s${r.silent ? ' (silent)' : ''}`,
+            r.detail,
+          ]),
         ) + warnings.map((w) => `\nwarning: ${w}`).join(''),
       );
       return results.every((r) => r.ok) ? 0 : 1;

@@ -11,7 +11,6 @@ import { formatAmount } from '../money.ts';
 import { countOpenExceptions, listExceptions } from '../exceptions/exceptions.repository.ts';
 import type { ResolveAction } from '../exceptions/exceptions.service.ts';
 import { findRun, listRuns, runMismatches } from '../reconcile/reconcile.repository.ts';
-import { lastNotifications } from '../live/notifications.repository.ts';
 import {
   callbackUrlProblem,
   vpaProblem,
@@ -315,10 +314,9 @@ export class DashboardService {
     return run ? { run, mismatches: await runMismatches(this.db, id, 1000) } : null;
   }
 
-  /** Each configured live channel and when it last sent a verified notification (null: never). */
-  lastNotifications() {
-    const configured = (['setu', 'cashfree'] as const).filter((c) => this.config[c] !== null);
-    return lastNotifications(this.db, configured);
+  /** Each configured live channel: when it last sent a verified notification (null: never) and its silence. */
+  channelSilence() {
+    return this.services.silence.read();
   }
 
   verify() {

@@ -27,7 +27,8 @@ function textsOf(columns: RecordColumns): ColumnTexts {
   if (!t) {
     const names = Object.keys(columns);
     // Column names are the code's own constants; checked anyway, since they are written into SQL.
-    for (const name of names) if (!/^[a-z_]+$/.test(name)) throw new Error(`not a column name: ${name}`);
+    for (const name of names)
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a column name: ${name}`);
     t = {
       list: names.join(', '),
       definition: names.map((name) => `${name} ${columns[name]}`).join(', '),

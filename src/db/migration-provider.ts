@@ -18,6 +18,7 @@ import { channelClaims } from './channel-claims.migration.ts';
 import { reconcileOpen } from './reconcile-open.migration.ts';
 import { refundIds } from './refund-ids.migration.ts';
 import { afterFinal } from './after-final.migration.ts';
+import { intake } from './intake.migration.ts';
 import { disputes } from './disputes.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
@@ -38,6 +39,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0017_reconcile_open': reconcileOpen(),
         '0018_refund_ids': refundIds(),
         '0019_after_final': afterFinal(),
+        '0020_intake': intake(kind),
         '0022_disputes': disputes(),
       };
     },

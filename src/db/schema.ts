@@ -166,7 +166,8 @@ export interface CallbackAttemptTable {
   response_snippet: string | null;
 }
 
-export type ChannelEventState = 'pending' | 'applied';
+/** `failed`: it could not be applied after a bounded number of tries; a `notification_failed` exception says so. */
+export type ChannelEventState = 'pending' | 'applied' | 'failed';
 
 /** A verified notification from a channel, stored before it is answered and applied once. */
 export interface ChannelEventTable {
@@ -180,7 +181,12 @@ export interface ChannelEventTable {
   /** The provider's id of the payment or transfer. */
   reference: string;
   type: string;
+  /** The body as text, with what the databases' text and JSON cannot hold (NUL, lone surrogates) replaced by U+FFFD. */
   body: string;
+  /** The body's exact bytes in base64 when `body` is not exactly them (a 0x00 byte, bytes that are not UTF-8), else null. */
+  raw_base64: string | null;
+  /** Tries to apply it that failed; at NOTIFICATION_APPLY_TRIES it is `failed`. */
+  apply_attempts: Generated<number>;
   state: ChannelEventState;
   /** When a worker may apply it, if the request that stored it did not. */
   next_action_at: number | null;
@@ -192,7 +198,10 @@ export interface ChannelEventTable {
 /** Something a channel reported that no status change covers, kept for the operator. */
 export interface ChannelExceptionTable {
   id: Generated<number>;
-  /** amount_mismatch, payment_after_final, unknown_reference, reversal, stuck */
+  /**
+   * amount_mismatch, payment_after_final, unknown_reference, reversal, stuck, … (`ExceptionKind`);
+   * signature_failures and channel_silent are one while open (a unique index over the open ones).
+   */
   kind: string;
   provider: string;
   payment_id: string | null;

@@ -23,7 +23,16 @@ export type ExceptionKind =
   | 'channel_account'
   | 'low_balance'
   /** A customer disputes a pay-in (the `disputes` row beside it); a lost one may leave a debt. */
-  | 'dispute';
+  | 'dispute'
+  /** More than 60 notifications with a bad signature in a minute at one provider's endpoint (one while open). */
+  | 'signature_failures'
+  /** Live transactions open and no verified notification from their channel for NOTIFICATION_SILENCE_S (one while open). */
+  | 'channel_silent'
+  /** A verified notification that could not be applied after its tries: stored, kept for the operator. */
+  | 'notification_failed';
+
+/** The kinds that are one per provider while open: a new one opens only after the last was resolved. */
+export type AlarmKind = 'signature_failures' | 'channel_silent';
 
 export interface NewException {
   kind: ExceptionKind;
@@ -77,6 +86,53 @@ export async function recordException(
     .returning('id')
     .executeTakeFirst();
   return row ? Number(row.id) : null;
+}
+
+/**
+ * Opens an alarm of `kind` for `provider` unless one is open (the unique index over open alarms
+ * decides, whichever process asks): its id when this call opened it, else null. Each is its own
+ * exception (its reference is when it opened), so one resolved does not keep the next from opening.
+ */
+export async function recordAlarm(
+  db: Kysely<Tables>,
+  alarm: { kind: AlarmKind; provider: string; detail: string },
+  at: number,
+): Promise<number | null> {
+  const row = await db
+    .insertInto('channel_exceptions')
+    .values({
+      kind: alarm.kind,
+      provider: alarm.provider,
+      payment_id: null,
+      merchant_id: null,
+      reference: `${alarm.kind}@${new Date(at).toISOString()}`,
+      amount: null,
+      amount_text: null,
+      detail: alarm.detail.slice(0, 1000),
+      created_at: at,
+      holds: null,
+      refund_id: null,
+      resolved_at: null,
+      resolved_by: null,
+      resolution: null,
+      note: null,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row ? Number(row.id) : null;
+}
+
+/** Whether an alarm of `kind` is open for `provider`. */
+export async function alarmOpen(db: Kysely<Tables>, kind: AlarmKind, provider: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('channel_exceptions')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('provider', '=', provider)
+    .where('resolved_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export type ExceptionRow = Omit<Selectable<ChannelExceptionTable>, 'id'> & { id: number };

@@ -126,7 +126,7 @@ export function authHook(merchants: MerchantService, failures: AuthFailureLimit)
   };
 }
 
-/** The 429 for an address past its failed authentications (API keys and channel signatures alike). */
+/** The 429 for an address past its failed API-key authentications. */
 export function tooManyFailures(waitS: number): AppError {
   return new AppError(
     'RATE_LIMITED',

@@ -111,9 +111,34 @@ function exceptionGauge(
   });
 }
 
+/**
+ * `paygate_channel_silence_seconds{channel}`: how long each live channel has sent no verified
+ * notification, read from the database when scraped (every process shows the same). While open
+ * transactions wait on a silent channel, `paygate_channel_exceptions_open{kind="channel_silent"}` is 1.
+ */
+export function silenceMetrics(
+  metrics: Metrics,
+  read: () => Promise<{ channel: string; silenceS: number | null }[]>,
+): void {
+  new Gauge({
+    name: 'paygate_channel_silence_seconds',
+    help: 'Seconds since each live channel last sent a verified notification (since its oldest open pay-in or payout when none came; absent when neither)',
+    labelNames: ['channel'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      try {
+        const rows = await read();
+        this.reset();
+        for (const r of rows) if (r.silenceS !== null) this.set({ channel: r.channel }, r.silenceS);
+      } catch {
+        // The database is down: /readyz says so; the gauge keeps its last values.
+      }
+    },
+  });
+}
+
 /** How a notification from a channel was answered: stored (new or duplicate) or refused, and why. */
-export type NotificationResult =
-  'accepted' | 'duplicate' | 'signature_invalid' | 'rate_limited' | 'not_configured';
+export type NotificationResult = 'accepted' | 'duplicate' | 'signature_invalid' | 'not_configured';
 
 /**
  * Notifications by channel and result, and each channel's last verified one (read from the
@@ -126,7 +151,7 @@ export function notificationMetrics(
 ): (channel: string, result: NotificationResult) => void {
   const notifications = new Counter({
     name: 'paygate_channel_notifications_total',
-    help: 'Notifications from payment channels by channel and result (accepted, duplicate, signature_invalid, rate_limited, not_configured)',
+    help: 'Notifications from payment channels by channel and result (accepted, duplicate, signature_invalid, not_configured); signature_invalid is apart from failed API keys',
     labelNames: ['channel', 'result'] as const,
     registers: [metrics.registry],
   });

@@ -5,12 +5,13 @@ import { claimDue, type WorkTable } from '../db/claim.ts';
 import type { Database } from '../db/database.ts';
 import type { ChannelEventState, ChannelEventTable, Tables } from '../db/schema.ts';
 
-export type ChannelEventRow = Omit<ChannelEventTable, 'id'> & { id: number };
+export type ChannelEventRow = Omit<ChannelEventTable, 'id' | 'apply_attempts'> & { id: number };
 
+/** A notification to store; `raw_base64` only when `body` is not exactly its bytes. */
 export type NewChannelEvent = Pick<
   ChannelEventTable,
   'provider' | 'event_id' | 'payment_id' | 'reference' | 'type' | 'body'
->;
+> & { raw_base64?: string | null };
 
 const EVENT_COLUMNS = {
   provider: 'text',
@@ -19,12 +20,13 @@ const EVENT_COLUMNS = {
   reference: 'text',
   type: 'text',
   body: 'text',
+  raw_base64: 'text',
   state: 'text',
   next_action_at: 'bigint',
   lease_until: 'bigint',
   received_at: 'bigint',
   applied_at: 'bigint',
-} as const satisfies Record<keyof Omit<ChannelEventTable, 'id'>, 'text' | 'bigint'>;
+} as const satisfies Record<keyof Omit<ChannelEventTable, 'id' | 'apply_attempts'>, 'text' | 'bigint'>;
 
 /** The key a notification is stored under: one row per provider event. */
 export function eventKey(e: Pick<NewChannelEvent, 'provider' | 'event_id'>): string {
@@ -71,11 +73,26 @@ export async function markApplied(db: Kysely<Tables>, id: number, at: number): P
     .execute();
 }
 
-/** Puts an event back for a later try (its application failed). */
-export async function retryEventAt(db: Kysely<Tables>, id: number, at: number): Promise<void> {
+/**
+ * Counts a failed try to apply a pending event and puts it back for a later one at `at`. Answers
+ * its failed tries so far, or null when it is not pending (another process applied it).
+ */
+export async function failedApply(db: Kysely<Tables>, id: number, at: number): Promise<number | null> {
+  const row = await db
+    .updateTable('channel_events')
+    .set((eb) => ({ apply_attempts: eb('apply_attempts', '+', 1), next_action_at: at, lease_until: null }))
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .returning('apply_attempts')
+    .executeTakeFirst();
+  return row ? Number(row.apply_attempts) : null;
+}
+
+/** Gives up on a pending event that could not be applied: it stays stored, never tried again. */
+export async function markFailed(db: Kysely<Tables>, id: number): Promise<void> {
   await db
     .updateTable('channel_events')
-    .set({ next_action_at: at, lease_until: null })
+    .set({ state: 'failed', next_action_at: null, lease_until: null })
     .where('id', '=', id)
     .where('state', '=', 'pending')
     .execute();

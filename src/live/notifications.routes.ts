@@ -1,22 +1,22 @@
 /**
  * `POST /channels/{provider}/notifications`, one per live channel's `NotificationReader`: where the
  * providers send their notifications. No API key: the signature on the raw body is the
- * authentication, so a bad signature counts against the client address's failed-authentication
- * limit as a bad API key does (§8). A channel that is not configured has no endpoint (404); other
+ * authentication, checked before anything else, and no limiter stands in front of it (CONTRACT §10,
+ * "Intake that cannot be starved"): a bad signature is 401 and counted for its endpoint apart from
+ * failed API keys (`SignatureFailures`), so forged posts never delay a verified notification, even
+ * from the load balancer's address. A channel that is not configured has no endpoint (404); other
  * methods than POST are 405, as on the API's paths.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { AppError } from '../errors.ts';
-import { tooManyFailures, type AuthFailureLimit } from '../http/auth.ts';
 import { errorResponses } from '../http/common.schemas.ts';
 import type { NotificationResult } from '../http/metrics.ts';
 import type { NotificationService } from './notifications.service.ts';
 
 export const notificationRoutes: FastifyPluginAsync<{
   notifications: NotificationService;
-  failures: AuthFailureLimit;
   count: (channel: string, result: NotificationResult) => void;
-}> = async (app, { notifications, failures, count }) => {
+}> = async (app, { notifications, count }) => {
   // The signature covers the bytes as sent, so the body is kept as bytes, whatever its type says.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -32,7 +32,7 @@ export const notificationRoutes: FastifyPluginAsync<{
               type: 'object',
               properties: { status: { type: 'string' }, duplicate: { type: 'boolean' } },
             },
-            ...errorResponses(401, 404, 429),
+            ...errorResponses(401, 404),
           },
         },
       },
@@ -41,21 +41,14 @@ export const notificationRoutes: FastifyPluginAsync<{
           count(provider, 'not_configured');
           throw new AppError('NOT_FOUND', `The ${provider} channel is not configured on this gateway`);
         }
-        const wait = failures.blockedFor(req.ip);
-        if (wait > 0) {
-          count(provider, 'rate_limited');
-          throw tooManyFailures(wait);
-        }
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         try {
-          const { duplicate } = await notifications.receive(provider, raw, req.headers);
+          const { duplicate } = await notifications.receive(provider, raw, req.headers, req.ip);
           count(provider, duplicate ? 'duplicate' : 'accepted');
           return { status: 'ok', duplicate };
         } catch (err) {
-          if (err instanceof AppError && err.errorCode === 'SIGNATURE_INVALID') {
-            failures.fail(req.ip);
+          if (err instanceof AppError && err.errorCode === 'SIGNATURE_INVALID')
             count(provider, 'signature_invalid');
-          }
           throw err;
         }
       },

@@ -5,6 +5,13 @@
  * (`BatchQueue`). If applying fails, the notification is stored `pending` and the worker applies
  * it (`applyDue`); the provider gets its 200 either way. Applying goes through `ChannelOutcomes`,
  * so an event applied twice changes nothing the second time, and events may come in any order.
+ *
+ * The signature is checked before anything else and a verified notification is never refused for
+ * rate; failures are counted per provider (`SignatureFailures`). What a provider sent is stored in
+ * a form both databases hold (`storable.ts`: NUL and lone surrogates replaced, the exact bytes kept
+ * in `raw_base64`), and read in that form. A stored notification that still cannot be applied is
+ * tried `APPLY_TRIES` times, then marked `failed` with a `notification_failed` exception: never
+ * retried forever.
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -21,13 +28,18 @@ import { heldAgainst, type Read } from './notices.ts';
 import {
   claimDueEvents,
   eventKey,
+  failedApply,
   insertChannelEvents,
   markApplied,
-  retryEventAt,
+  markFailed,
+  type ChannelEventRow,
   type NewChannelEvent,
 } from './notifications.repository.ts';
 import { isPaymentId } from '../ids.ts';
 import type { DisputeIntake } from '../disputes/dispute-intake.ts';
+import { recordException } from '../exceptions/exceptions.repository.ts';
+import { SignatureFailures } from './signature-failures.ts';
+import { parseStorable, storableText, storedBody } from './storable.ts';
 
 export interface NotificationLogger {
   info(obj: object, msg: string): void;
@@ -37,6 +49,8 @@ export interface NotificationLogger {
 /** How long the request that stored a notification has to apply it before the worker may. */
 export const APPLY_GRACE_MS = 30_000;
 const LEASE_MS = 30_000;
+/** Tries to apply a stored notification before it is `failed` and an exception. */
+export const APPLY_TRIES = 5;
 
 /** A verified notification on its way to be stored and applied. */
 interface Incoming {
@@ -61,15 +75,24 @@ export class NotificationService {
   onRefundsDue: () => void = () => {};
   /** Set by the wiring: customers' disputes the notifications report (`src/disputes/`). */
   disputes: DisputeIntake | null = null;
+  /** Failed signatures per provider endpoint, and their alarm. */
+  readonly signatureFailures: SignatureFailures;
 
   /** `readers`: every live channel's, configured or not (one that is not takes no notification). */
   constructor(
     private readonly database: Pick<Database, 'db' | 'lockRows'>,
     readonly readers: readonly NotificationReader[],
     private readonly outcomes: ChannelOutcomes,
-    private readonly options: { now: () => number },
+    private readonly options: { now: () => number; retryMs?: number },
   ) {
     this.byProvider = new Map(readers.map((r) => [r.provider, r]));
+    this.signatureFailures = new SignatureFailures(database.db, options.now, (err) =>
+      this.logger?.warn({ err: errorName(err) }, 'opening a signature_failures exception failed'),
+    );
+  }
+
+  private get retryMs(): number {
+    return this.options.retryMs ?? APPLY_GRACE_MS;
   }
 
   private get db(): Kysely<Tables> {
@@ -82,28 +105,32 @@ export class NotificationService {
   }
 
   /**
-   * Verifies, stores and applies one notification. Throws 401 SIGNATURE_INVALID (nothing stored).
+   * Verifies, stores and applies one notification. Throws 401 SIGNATURE_INVALID (nothing stored,
+   * the failure counted for `provider`'s endpoint; `address` names the sender in its alarm).
    * Answers whether it was new.
    */
   async receive(
     provider: string,
     raw: Buffer,
     headers: NotificationHeaders,
+    address = 'unknown',
   ): Promise<{ duplicate: boolean }> {
     const reader = this.byProvider.get(provider);
     const now = this.options.now();
-    if (!reader?.verify(raw, headers, now))
+    if (!reader?.verify(raw, headers, now)) {
+      void this.signatureFailures.failed(provider, address);
       throw new AppError('SIGNATURE_INVALID', 'The notification signature is missing or not valid');
+    }
     // Kept even when it is not a JSON object (an event of type "unknown", which changes nothing):
     // every verified notification is stored, and answered 200 so the provider stops sending it.
-    const body = parseObject(raw) ?? {};
+    const body = parseStorable(raw.toString('utf8')) ?? {};
     const event = storedAs(reader, body, raw);
     let duplicate: boolean;
     try {
       duplicate = await this.batch.submit({ reader, body, event });
     } catch (err) {
       // Kept for the worker, which applies it after APPLY_GRACE_MS; the provider gets its 200.
-      const stored = await insertChannelEvents(this.db, [event], 'pending', now, now + APPLY_GRACE_MS);
+      const stored = await insertChannelEvents(this.db, [event], 'pending', now, now + this.retryMs);
       duplicate = stored.size === 0;
       this.logger?.warn(
         { provider, type: event.type, err: errorName(err) },
@@ -159,7 +186,9 @@ export class NotificationService {
     const rows = await claimDueEvents(this.database, now, LEASE_MS, limit);
     for (const row of rows) {
       try {
-        const body = parseObject(Buffer.from(row.body));
+        // Read as it came: the exact bytes when the stored text is not exactly them.
+        const text = row.raw_base64 ? Buffer.from(row.raw_base64, 'base64').toString('utf8') : row.body;
+        const body = parseStorable(text);
         const reader = this.byProvider.get(row.provider);
         const refunds = await this.outcomes.within(async (scope) => {
           const due =
@@ -173,10 +202,37 @@ export class NotificationService {
           { provider: row.provider, event: row.id, err: errorName(err) },
           'applying a channel notification failed',
         );
-        await retryEventAt(this.db, row.id, this.options.now() + APPLY_GRACE_MS).catch(() => {});
+        await this.applyFailed(row, err).catch(() => {});
       }
     }
     return rows.length;
+  }
+
+  /**
+   * Counts a failed try of a stored notification: due again after the retry delay, or, at the
+   * last try, `failed` with a `notification_failed` exception for the operator (in one transaction).
+   */
+  private async applyFailed(row: ChannelEventRow, err: unknown): Promise<void> {
+    const at = this.options.now();
+    await this.db.transaction().execute(async (tx) => {
+      const tries = await failedApply(tx, row.id, at + this.retryMs);
+      if (tries === null || tries < APPLY_TRIES) return;
+      await markFailed(tx, row.id);
+      await recordException(
+        tx,
+        {
+          kind: 'notification_failed',
+          provider: row.provider,
+          paymentId: row.payment_id,
+          reference: `event ${row.id}`,
+          amount: null,
+          detail: storableText(
+            `the ${row.type} notification (event ${row.event_id}) could not be applied after ${tries} tries: ${errorName(err)}; it is stored as it came`,
+          ),
+        },
+        at,
+      );
+    });
   }
 
   /**
@@ -212,24 +268,20 @@ export class NotificationService {
 /** The row a notification is stored as: its event id (the provider's, or a hash of the body), what it names, its type. */
 function storedAs(reader: NotificationReader, body: Record<string, unknown>, raw: Buffer): NewChannelEvent {
   const id = reader.identify(body);
+  const { body: text, rawBase64 } = storedBody(raw);
   return {
     provider: reader.provider,
     event_id:
-      id.eventId && id.eventId.length <= 200 ? id.eventId : createHash('sha256').update(raw).digest('hex'),
+      id.eventId && id.eventId.length <= 200
+        ? storableText(id.eventId)
+        : createHash('sha256').update(raw).digest('hex'),
     payment_id: isPaymentId(id.named) ? id.named : null,
-    reference: id.reference.slice(0, 200),
-    type: id.type.slice(0, 100) || 'unknown',
-    body: raw.toString('utf8'),
+    // Made storable after the cut: a cut through a surrogate pair leaves a lone surrogate.
+    reference: storableText(id.reference.slice(0, 200)),
+    type: storableText(id.type.slice(0, 100)) || 'unknown',
+    body: text,
+    raw_base64: rawBase64,
   };
-}
-
-function parseObject(raw: Buffer): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(raw.toString('utf8'));
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }
 
 function errorName(err: unknown): string {

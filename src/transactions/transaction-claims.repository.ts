@@ -61,6 +61,21 @@ export async function openChannels(db: Kysely<Tables>): Promise<string[]> {
 }
 
 /**
+ * When the oldest open pay-in or payout of `channel` was created, or null when none is open: the
+ * transactions a channel's notifications are awaited for (refunds are read, not notified).
+ */
+export async function oldestAwaitingNotice(db: Kysely<Tables>, channel: string): Promise<number | null> {
+  const row = await db
+    .selectFrom('transactions')
+    .select((eb) => eb.fn.min('created_at').as('at'))
+    .where('channel', '=', channel)
+    .where(openTransaction())
+    .where('kind', 'in', ['payin', 'payout'])
+    .executeTakeFirst();
+  return row?.at === null || row?.at === undefined ? null : Number(row.at);
+}
+
+/**
  * Gives back the transactions of a claim whose answer was lost. None was handed to its channel
  * by it, so a payout's or refund's submission it counted is uncounted.
  */

@@ -17,6 +17,7 @@ import type { Database } from '../db/database.ts';
 import { ChannelFailure, type Channel } from '../channels/channel.ts';
 import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
+import type { ChannelSilence } from '../live/silence.ts';
 import { deleteOpening, OPENING, type TransactionRow } from '../transactions/transactions.repository.ts';
 import { retryDelay, type WorkerLogger } from './worker-support.ts';
 import {
@@ -54,6 +55,8 @@ export interface TransactionWorkerOptions {
   outcomes: ChannelOutcomes;
   /** Applies stored channel notifications that their request did not. */
   notifications: NotificationService;
+  /** Opens a `channel_silent` exception for a live channel whose notifications stopped (looked at after rounds). */
+  silence?: ChannelSilence;
   /** The channels whose transactions it works on (each is claimed on its own). */
   channelNames: readonly string[];
   /** CHANNEL_STUCK_AFTER_S in ms: a live transaction not final after it is an exception. */
@@ -161,7 +164,10 @@ export class TransactionWorker {
       key: (row) => row.payment_id,
       leaseUntil: (row) => row.lease_until,
       handle: (row) => this.handle(row),
-      afterRound: () => this.applyNotifications(),
+      afterRound: async () => {
+        await this.applyNotifications();
+        await this.watchSilence();
+      },
     };
   }
 
@@ -176,6 +182,15 @@ export class TransactionWorker {
       while ((await this.options.notifications.applyDue(BATCH)) === BATCH && this.loop.running);
     } catch (err) {
       this.loop.outage.failed(err, 'applying stored channel notifications failed');
+    }
+  }
+
+  /** Whether a live channel's notifications stopped while its transactions wait (`ChannelSilence`). */
+  private async watchSilence(): Promise<void> {
+    try {
+      await this.options.silence?.checkWhenDue();
+    } catch (err) {
+      this.loop.outage.failed(err, 'looking for silent channels failed');
     }
   }
 

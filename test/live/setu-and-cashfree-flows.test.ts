@@ -444,7 +444,7 @@ await onEachDatabase('live channels', (kind) => {
       assert.equal(events.length, 20);
     });
 
-    it('refuses a webhook with a bad signature or an old timestamp (401) and changes nothing', async () => {
+    it('refuses a webhook with a bad signature or a timestamp 6 minutes ahead (401) and changes nothing', async () => {
       const l = live();
       l.cashfree.ending = 'never';
       const created = await payout(l, 9);
@@ -454,7 +454,7 @@ await onEachDatabase('live channels', (kind) => {
       t.transfer_utr = '999988887777';
       assert.equal(await l.cashfree.webhook('TRANSFER_SUCCESS', t, { signature: 'AAAA' }), 401);
       assert.equal(
-        await l.cashfree.webhook('TRANSFER_SUCCESS', t, { timestamp: String(Date.now() - 6 * 60_000) }),
+        await l.cashfree.webhook('TRANSFER_SUCCESS', t, { timestamp: String(Date.now() + 6 * 60_000) }),
         401,
       );
       assert.equal((await l.status('payout', created.payment_id)).status, 'PROCESSING');

@@ -23,7 +23,7 @@ export function exceptionRoutes(ops: FastifyInstance, { dashboard, user, frame }
       200,
       page(
         frame(req, 'exceptions', 'Channel exceptions'),
-        notificationsCard(await dashboard.lastNotifications()) + exceptionsBody(await dashboard.exceptions()),
+        notificationsCard(await dashboard.channelSilence()) + exceptionsBody(await dashboard.exceptions()),
       ),
     ),
   );

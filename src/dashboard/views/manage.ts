@@ -141,15 +141,34 @@ ${accessActions(user, m, base, overlapUntil)}
 }
 
 /**
- * When each live channel last sent a verified notification: a provider that stopped (Cashfree
- * disables a webhook URL after repeated failed deliveries) or signs with another secret shows here.
+ * When each live channel last sent a verified notification, and how long it has been silent: a
+ * provider that stopped (Cashfree disables a webhook URL after repeated failed deliveries) or signs
+ * with another secret shows here, marked when its silence passed NOTIFICATION_SILENCE_S while its
+ * transactions wait.
  */
-export function notificationsCard(rows: { provider: string; at: number | null }[]): string {
+export function notificationsCard(
+  rows: { channel: string; lastAt: number | null; silenceS: number | null; silent: boolean }[],
+): string {
   if (rows.length === 0) return '';
   const items = rows
-    .map((r) => `<dt>${esc(r.provider)}</dt><dd>${r.at === null ? 'none yet' : timeCell(r.at)}</dd>`)
+    .map((r) => {
+      const last = r.lastAt === null ? 'none yet' : timeCell(r.lastAt);
+      const silence =
+        r.silenceS === null
+          ? ''
+          : ` <span class="silence" data-silence-s="${r.silenceS}">· silent for ${duration(r.silenceS)}${r.silent ? ' while transactions wait' : ''}</span>`;
+      return `<dt>${esc(r.channel)}</dt><dd>${last}${silence}</dd>`;
+    })
     .join('');
-  return `<section class="card" aria-labelledby="notified-h"><h2 id="notified-h">Last verified notification (IST)</h2><dl class="facts">${items}</dl></section>`;
+  return `<section class="card" aria-labelledby="notified-h"><h2 id="notified-h">Last verified notification (IST) and silence</h2><dl class="facts">${items}</dl></section>`;
+}
+
+/** Seconds for people: 45 s, 12 min, 3 h 5 min, 2 d 4 h. */
+function duration(s: number): string {
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3600)} h`;
 }
 
 export function verifyBody(report: LedgerReport): string {

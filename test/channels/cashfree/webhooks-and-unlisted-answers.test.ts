@@ -3,7 +3,8 @@
  * fake Cashfree without the spec proxy. The signature formula is pinned by known answers computed
  * outside the code (openssl, below), and the fake signs with its own code: a signature without the
  * timestamp, one by another secret (the API secret, when the webhook secret differs), an old
- * signature under a new timestamp, and a timestamp 6 minutes ahead are refused. Also: a repeat is
+ * signature under a new timestamp, and a timestamp 6 minutes ahead are refused; an old timestamp is
+ * taken (Cashfree retries for hours). Also: a repeat is
  * answered `duplicate: true`; event types Paygate does not act on are stored, LOW_BALANCE_ALERT
  * opens `low_balance`; an amount that cannot be read is an exception; a 401 keeps payouts PENDING;
  * Cashfree's 2FA refuses a missing, wrong or 5-minute-old `X-Cf-Signature`.
@@ -39,11 +40,14 @@ describe('the Cashfree webhook signature against known answers', () => {
     assert.equal(verifyCashfree(raw, KNOWN.timestamp, KNOWN.withoutTimestamp, KNOWN.secret, at), false);
   });
 
-  it('refuses a signature of the right length by another secret, and a timestamp 6 minutes either way', () => {
+  it('refuses a signature of the right length by another secret and a timestamp 6 minutes ahead; takes one 6 hours old', () => {
     const other = Buffer.from(KNOWN.signature, 'base64');
     other[0]! ^= 1;
     assert.equal(verifyCashfree(raw, KNOWN.timestamp, other.toString('base64'), KNOWN.secret, at), false);
-    assert.equal(verifyCashfree(raw, KNOWN.timestamp, KNOWN.signature, KNOWN.secret, at + 5 * 60_000), false);
+    assert.equal(
+      verifyCashfree(raw, KNOWN.timestamp, KNOWN.signature, KNOWN.secret, at + 6 * 3_600_000),
+      true,
+    );
     assert.equal(
       verifyCashfree(
         raw,
@@ -54,6 +58,20 @@ describe('the Cashfree webhook signature against known answers', () => {
       ),
       false,
     );
+  });
+
+  it('refuses the known signature in any other shape: "<valid>, junk", trailing text, no padding, URL-safe letters, a space', () => {
+    const shapes = [
+      `${KNOWN.signature}, junk`,
+      `${KNOWN.signature}junk`,
+      `${KNOWN.signature}=`,
+      KNOWN.signature.replace(/=$/, ''),
+      KNOWN.signature.replace(/\//g, '_'),
+      `${KNOWN.signature.slice(0, 8)} ${KNOWN.signature.slice(8)}`,
+    ];
+    for (const shape of shapes)
+      assert.equal(verifyCashfree(raw, KNOWN.timestamp, shape, KNOWN.secret, at), false, shape);
+    assert.equal(verifyCashfree(raw, ` ${KNOWN.timestamp}`, KNOWN.signature, KNOWN.secret, at), false);
   });
 });
 

@@ -40,6 +40,19 @@ describe('Setu notification signatures against OpenSSL vectors', () => {
     }
   });
 
+  it('refuses a valid signature in any other shape: "<valid>, junk", trailing text, no padding, a space', () => {
+    for (const v of vectors.filter((x) => x.valid)) {
+      const raw = Buffer.from(v.raw_body, 'utf8');
+      for (const shape of [
+        `${v.signature}, junk`,
+        `${v.signature}x`,
+        v.signature.replace(/=+$/, ''),
+        ` ${v.signature}`,
+      ])
+        assert.equal(verifySetu(raw, shape, v.secret), false, `${v.name}: ${shape}`);
+    }
+  });
+
   it('refuses a missing header and a repeated one', () => {
     const v = vectors.find((x) => x.valid)!;
     const raw = Buffer.from(v.raw_body, 'utf8');
