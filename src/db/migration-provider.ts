@@ -18,6 +18,7 @@ import { channelClaims } from './channel-claims.migration.ts';
 import { reconcileOpen } from './reconcile-open.migration.ts';
 import { refundIds } from './refund-ids.migration.ts';
 import { afterFinal } from './after-final.migration.ts';
+import { accountTransfers } from './account-transfers.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -37,6 +38,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0017_reconcile_open': reconcileOpen(),
         '0018_refund_ids': refundIds(),
         '0019_after_final': afterFinal(),
+        '0021_account_transfers': accountTransfers(),
       };
     },
   };

@@ -16,6 +16,8 @@ export async function payoutStep(
 ): Promise<void> {
   const submission = {
     paymentId: row.payment_id,
+    // Its current transfer: a later one after the provider failed the one before for the account.
+    attempt: Number(row.transfer_attempt),
     amount: row.amount,
     currency: row.currency,
     receiver: {
@@ -28,7 +30,7 @@ export async function payoutStep(
   const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
   if (row.status !== 'PENDING') {
     const state = await channel.readPayout(inFlight);
-    const settled = state?.outcome && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
+    const settled = state && ends(state) && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
     if (!settled)
       await d.pollAgain({
         paymentId: row.payment_id,
@@ -64,6 +66,11 @@ export async function payoutStep(
   return accepted(row, channel, sent.state, d);
 }
 
+/** Whether a state ends the payout's transfer: an outcome, or a failure for Paygate's own account. */
+function ends(state: PayoutState): boolean {
+  return state.outcome !== null || state.accountCode !== undefined;
+}
+
 /** When to ask about a payout again: the channel's poll delay by the payout's age, growing as it ages. */
 function pollAt(row: TransactionRow, channel: Channel, d: StepDeps): number {
   return d.now() + channel.pollDelayMs('payout', d.now() - row.created_at);
@@ -79,7 +86,7 @@ async function accepted(
   state: PayoutState,
   d: StepDeps,
 ): Promise<void> {
-  const settled = state.outcome !== null && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
+  const settled = ends(state) && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
   if (settled) return;
   // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
   // for another payout must not keep this one PENDING while its lease runs down.
