@@ -165,11 +165,10 @@ export async function updateException(
     >
   >,
 ): Promise<void> {
-  const freed =
-    set.resolved_at != null && {
-      reference: sql<string>`case when kind in (${sql.join([...ONE_WHILE_OPEN])}) and resolved_at is null
+  const freed = set.resolved_at != null && {
+    reference: sql<string>`case when kind in (${sql.join([...ONE_WHILE_OPEN])}) and resolved_at is null
         then reference || ${`#${id}`} else reference end`,
-    };
+  };
   await tx
     .updateTable('channel_exceptions')
     .set({ ...set, ...freed })

@@ -92,6 +92,7 @@ async function accepted(
   // for another payout must not keep this one PENDING while its lease runs down.
   await d.accepted({
     paymentId: row.payment_id,
+    attempt: Number(row.transfer_attempt),
     channelTxnId: state.channelTxnId,
     nextActionAt: state.outcome ? pollAt(row, channel, d) : d.now() + channel.pollDelayMs('payout', 0),
   });

@@ -56,7 +56,11 @@ export async function sendOnce<S>(
     if (known) return { state: known };
     const wait = notFoundWait(row, c.now(), c.readGap, c.inTransitMs);
     if (wait) {
-      await reschedulePending(c.db, row.payment_id, wait.at, { unsent: true, notFoundAt: wait.notFoundAt });
+      await reschedulePending(c.db, row.payment_id, wait.at, {
+        unsent: true,
+        notFoundAt: wait.notFoundAt,
+        attempt: row.transfer_attempt,
+      });
       return null;
     }
   }
@@ -74,7 +78,11 @@ export async function sendOnce<S>(
     if (err.kind !== 'rejected') throw err;
     if (sentBefore) {
       // An earlier send may have arrived: this refusal may be of a duplicate. Read it.
-      await reschedulePending(c.db, row.payment_id, c.now() + c.readGap, { unsent: false, notFoundAt: null });
+      await reschedulePending(c.db, row.payment_id, c.now() + c.readGap, {
+        unsent: false,
+        notFoundAt: null,
+        attempt: row.transfer_attempt,
+      });
       return null;
     }
     return { rejected: err.code };
