@@ -3,7 +3,7 @@
  * `sendOnce`), or asked about (PROCESSING). It is FAILED only on the channel's own word: a read or
  * a notification, or a refusal of its first send; any refusal after that means "read it".
  */
-import type { Channel, PayoutState } from '../channels/channel.ts';
+import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import { sendOnce } from './send-once.ts';
 import type { StepDeps } from './step.ts';
@@ -28,8 +28,17 @@ export async function payoutStep(
   };
   // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
   const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
+  const accountRefused = (err: ChannelFailure) =>
+    d.outcomes.accountRefused(
+      channel.name,
+      err.code,
+      `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
+    );
   if (row.status !== 'PENDING') {
-    const state = await channel.readPayout(inFlight);
+    const state = await channel.readPayout(inFlight).catch(async (err: unknown) => {
+      if (err instanceof ChannelFailure && err.kind === 'account') await accountRefused(err);
+      throw err;
+    });
     const settled = state && ends(state) && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
     if (!settled)
       await d.pollAgain({
@@ -44,12 +53,7 @@ export async function payoutStep(
     {
       read: () => channel.readPayout(inFlight),
       send: (notAfter) => channel.submitPayout({ ...submission, notAfter }),
-      accountRefused: (err) =>
-        d.outcomes.accountRefused(
-          channel.name,
-          err.code,
-          `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
-        ),
+      accountRefused,
     },
     d.send,
     step,

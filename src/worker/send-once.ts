@@ -52,7 +52,11 @@ export async function sendOnce<S>(
 ): Promise<SendResult<S>> {
   const sentBefore = row.submit_attempts > 1;
   if (sentBefore) {
-    const known = await rail.read();
+    const known = await rail.read().catch(async (err: unknown) => {
+      // A read refused as Paygate's account (401/403) is the operator's, as a send's is.
+      if (err instanceof ChannelFailure && err.kind === 'account') await rail.accountRefused(err);
+      throw err;
+    });
     if (known) return { state: known };
     const wait = notFoundWait(row, c.now(), c.readGap, c.inTransitMs);
     if (wait) {

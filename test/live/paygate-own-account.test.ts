@@ -148,6 +148,98 @@ await onEachDatabase("Paygate's own Cashfree account", (kind) => {
       assert.equal(run.unreadable, 0);
     }
 
+    it('one while open: the alerts of one low-balance outage are one low_balance exception, and an alert after it was resolved opens a new one', async () => {
+      const l = live();
+      const alert = async (balance: number) => {
+        const body = {
+          type: 'LOW_BALANCE_ALERT',
+          event_time: new Date().toISOString(),
+          data: { current_balance: balance },
+        };
+        const t = { transfer_id: '', cf_transfer_id: '' } as never;
+        assert.equal(await cashfree.webhook('LOW_BALANCE_ALERT', t, { body: JSON.stringify(body) }), 200);
+      };
+      const lows = async () =>
+        (
+          await l.gw.database.db
+            .selectFrom('channel_exceptions')
+            .select(['id', 'resolved_at'])
+            .where('kind', '=', 'low_balance')
+            .orderBy('id')
+            .execute()
+        ).map((r) => ({ id: Number(r.id), open: r.resolved_at === null }));
+      await alert(900);
+      await alert(400);
+      const [one, ...none] = await lows();
+      assert.deepEqual([one?.open, none], [true, []]);
+      await l.gw.paygate.services.exceptions.resolve(one!.id, {
+        action: 'dismiss',
+        note: 'topped up',
+        actor: 'cli',
+      });
+      assert.equal((await l.gw.paygate.services.exceptions.get(one!.id))!.reference, 'low_balance');
+      await alert(300);
+      assert.deepEqual(
+        (await lows()).map((e) => e.open),
+        [false, true],
+      );
+    });
+
+    it('a 403 of the account: one channel_account exception while open; resolved while still refused, the next refusal opens a new one; the payout goes out once the account is fixed', async () => {
+      const l = live();
+      const last = await l.gw.database.db
+        .selectFrom('channel_exceptions')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirst();
+      const since = Number(last?.id ?? 0);
+      const refused = async () =>
+        (
+          await l.gw.database.db
+            .selectFrom('channel_exceptions')
+            .select(['id', 'resolved_at'])
+            .where('kind', '=', 'channel_account')
+            .where('id', '>', since)
+            .orderBy('id')
+            .execute()
+        ).map((r) => ({ id: Number(r.id), open: r.resolved_at === null }));
+      cashfree.accountRefusal = 403;
+      try {
+        const id = await payout(l, 11);
+        await until(async () => (await refused()).length === 1, 'the exception');
+        const refusedCalls = () =>
+          cashfree.requests.filter(
+            (r) => r.answered === 403 && (r.body?.transfer_id === id || r.query.get('transfer_id') === id),
+          ).length;
+        await until(() => refusedCalls() >= 2, 'a second refused call');
+        assert.equal((await refused()).length, 1, 'one while open');
+        assert.equal((await l.status('payout', id)).status, 'PENDING');
+        await l.gw.paygate.services.exceptions.resolve((await refused())[0]!.id, {
+          action: 'dismiss',
+          note: 'whitelisted (not yet)',
+          actor: 'cli',
+        });
+        await until(
+          async () => (await refused()).length === 2,
+          'a new exception for the refusal that goes on',
+          15_000,
+        );
+        assert.deepEqual(
+          (await refused()).map((e) => e.open),
+          [false, true],
+        );
+        cashfree.accountRefusal = null;
+        await l.waitStatus('payout', id, 'SUCCESS', 15_000);
+        assert.equal(cashfree.created.get(id), 1);
+        await l.gw.paygate.services.exceptions.resolve((await refused())[1]!.id, {
+          action: 'dismiss',
+          note: 'whitelisted',
+          actor: 'cli',
+        });
+      } finally {
+        cashfree.accountRefusal = null;
+      }
+    });
+
     for (const [i, c] of CODES.entries()) {
       const how = PATHS[i % PATHS.length]!;
       it(`${c.status} ${c.code} (by ${how}): payouts wait PENDING with their holds on one exception, are sent again as {payment_id}_2 once it is resolved, and a second outage opens a new one`, async () => {
