@@ -171,6 +171,7 @@ function background(
   services.payouts.onCreated = () => worker.created();
   services.refunds.onCreated = () => worker.created();
   services.notifications.onRefundsDue = () => worker.wake();
+  services.exceptions.onResent = () => worker.created();
   const dispatcher = new CallbackDispatcher(database, config, {
     registry: metrics.registry,
     logger: app.log,

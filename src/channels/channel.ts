@@ -61,6 +61,8 @@ export interface PayoutSubmission {
   /** The submission is not sent after this time (epoch ms): the worker's claim runs out. */
   notAfter?: number;
   paymentId: string;
+  /** Which of the payout's transfers this is (`transferIdOf`); 1 when not given. */
+  attempt?: number;
   amount: number;
   currency: string;
   receiver: { name: string; accountNo: string; ifsc: string };
@@ -83,6 +85,28 @@ export interface PayoutState {
    * SUCCESS the money came back; with none recorded it never reached the beneficiary.
    */
   reversed: boolean;
+  /**
+   * The provider failed the transfer for Paygate's own account (its balance, the account or a mode
+   * of it not active, a low-balance queue that expired): the provider's code. The outcome is then
+   * null: the payout is not to blame, and waits for the operator (CONTRACT §10).
+   */
+  accountCode?: string;
+  /** Which of the payout's transfers the state is of (`transferOf`), when the channel names it. */
+  attempt?: number;
+}
+
+/**
+ * The id a payout's transfer is sent under: the payment_id for the first, `{payment_id}_{n}` for
+ * the n-th, sent after the one before failed for Paygate's own account.
+ */
+export function transferIdOf(paymentId: string, attempt = 1): string {
+  return attempt <= 1 ? paymentId : `${paymentId}_${attempt}`;
+}
+
+/** The payment_id and attempt a transfer id names (`transferIdOf` read back); the id itself, attempt 1, otherwise. */
+export function transferOf(transferId: string): { paymentId: string; attempt: number } {
+  const m = /^([A-Za-z0-9]{32})_([1-9][0-9]{0,5})$/.exec(transferId);
+  return m ? { paymentId: m[1]!, attempt: Number(m[2]) } : { paymentId: transferId, attempt: 1 };
 }
 
 /** A refund to hand to the channel that took the payment, under the refund_id as its idempotency key. */

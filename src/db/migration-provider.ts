@@ -19,6 +19,7 @@ import { reconcileOpen } from './reconcile-open.migration.ts';
 import { refundIds } from './refund-ids.migration.ts';
 import { afterFinal } from './after-final.migration.ts';
 import { intake } from './intake.migration.ts';
+import { accountTransfers } from './account-transfers.migration.ts';
 import { disputes } from './disputes.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
@@ -40,6 +41,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0018_refund_ids': refundIds(),
         '0019_after_final': afterFinal(),
         '0020_intake': intake(kind),
+        '0021_account_transfers': accountTransfers(),
         '0022_disputes': disputes(),
       };
     },

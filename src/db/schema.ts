@@ -122,6 +122,27 @@ export interface TransactionTable {
   failure_reason: string | null;
   /** A refund from suspense: the exception whose money it returns (kept after the exception is freed); else null. */
   exception_id: number | null;
+  /**
+   * A payout's current transfer: 1 is sent as the payment_id, a later one as `{payment_id}_{n}`,
+   * after the provider failed the one before for Paygate's own account (`payout_transfers`).
+   */
+  transfer_attempt: number;
+}
+
+/** A payout's transfer that the provider failed for Paygate's own account, kept beside the payout. */
+export interface PayoutTransferTable {
+  payment_id: string;
+  attempt: number;
+  /** The transfer id it was sent under. */
+  transfer_id: string;
+  /** The provider's id of that transfer ("" when it gave none). */
+  channel_txn_id: string;
+  /** The provider's status (FAILED, REJECTED) and its code (INSUFFICIENT_BALANCE, …). */
+  status: string;
+  status_code: string;
+  /** The `channel_account` exception the payout waits on; resolving it sends the next transfer. */
+  exception_id: number;
+  recorded_at: number;
 }
 
 export interface TransactionEventTable {
@@ -379,4 +400,5 @@ export interface Tables {
   reconcile_runs: ReconcileRunTable;
   reconcile_mismatches: ReconcileMismatchTable;
   reconcile_leases: ReconcileLeaseTable;
+  payout_transfers: PayoutTransferTable;
 }

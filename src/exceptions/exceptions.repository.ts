@@ -34,6 +34,18 @@ export type ExceptionKind =
 /** The kinds that are one per provider while open: a new one opens only after the last was resolved. */
 export type AlarmKind = 'signature_failures' | 'channel_silent';
 
+/**
+ * The kinds that are one while open (CONTRACT §10): however often their cause is seen, one exception
+ * of a kind, provider and reference is open at a time, and once it is resolved the next occurrence
+ * opens a new one. Resolving frees the key: the reference of a resolved one gains `#id`.
+ */
+export const ONE_WHILE_OPEN: ReadonlySet<string> = new Set([
+  'channel_account',
+  'low_balance',
+  'channel_silent',
+  'signature_failures',
+]);
+
 export interface NewException {
   kind: ExceptionKind;
   provider: string;
@@ -138,8 +150,11 @@ export async function alarmOpen(db: Kysely<Tables>, kind: AlarmKind, provider: s
 export type ExceptionRow = Omit<Selectable<ChannelExceptionTable>, 'id'> & { id: number };
 
 function toRow(r: Selectable<ChannelExceptionTable>): ExceptionRow {
+  const freed = `#${r.id}`;
   return {
     ...r,
+    // A resolved one-while-open exception shows the reference it had while open.
+    reference: r.reference.endsWith(freed) ? r.reference.slice(0, -freed.length) : r.reference,
     id: Number(r.id),
     amount: r.amount === null ? null : Number(r.amount),
     outstanding: Number(r.outstanding),
@@ -210,7 +225,10 @@ export async function lockException(tx: Kysely<Tables>, id: number): Promise<Exc
   return row ? toRow(row) : undefined;
 }
 
-/** Changes an exception's money and resolution fields. */
+/**
+ * Changes an exception's money and resolution fields. Resolving one of a kind that is one while
+ * open frees its key, so that the next occurrence of its cause opens a new one.
+ */
 export async function updateException(
   tx: Kysely<Tables>,
   id: number,
@@ -228,7 +246,40 @@ export async function updateException(
     >
   >,
 ): Promise<void> {
-  await tx.updateTable('channel_exceptions').set(set).where('id', '=', id).execute();
+  const freed = set.resolved_at != null && {
+    reference: sql<string>`case when kind in (${sql.join([...ONE_WHILE_OPEN])}) and resolved_at is null
+        then reference || ${`#${id}`} else reference end`,
+  };
+  await tx
+    .updateTable('channel_exceptions')
+    .set({ ...set, ...freed })
+    .where('id', '=', id)
+    .execute();
+}
+
+/**
+ * The open exception of a kind that is one while open, for this provider and reference: the one
+ * open now, locked for the caller's transaction, or one opened now. Answers its id. An exception
+ * resolved meanwhile (its key freed) is not the open one: a new one opens.
+ */
+export async function openException(db: Kysely<Tables>, e: NewException, at: number): Promise<number> {
+  if (!ONE_WHILE_OPEN.has(e.kind)) throw new Error(`${e.kind} exceptions are not one while open`);
+  // Each turn finds it open, or opens it; a turn fails only when another resolved it in between.
+  for (let turn = 1; ; turn++) {
+    const opened = await recordException(db, e, at);
+    if (opened !== null) return opened;
+    const open = await db
+      .updateTable('channel_exceptions')
+      .set((eb) => ({ kind: eb.ref('kind') }))
+      .where('kind', '=', e.kind)
+      .where('provider', '=', e.provider)
+      .where('reference', '=', e.reference)
+      .where('resolved_at', 'is', null)
+      .returning('id')
+      .executeTakeFirst();
+    if (open) return Number(open.id);
+    if (turn >= 5) throw new Error(`no open ${e.kind} exception could be found or opened`);
+  }
 }
 
 /** The exceptions whose refunds from suspense these are (one per refund). */

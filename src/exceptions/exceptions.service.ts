@@ -26,6 +26,7 @@ import { receivableFromMerchant, suspenseToMerchant, writeOff } from '../wallet/
 import { startSuspenseRefund } from './suspense-refunds.ts';
 import { insertAuditAction } from '../audit/audit.repository.ts';
 import type { DisputeDecider } from './dispute-port.ts';
+import { resendParked } from '../transactions/payout-transfers.repository.ts';
 
 export const ACTIONS = ['refund', 'credit', 'debit', 'dismiss', 'dispute-won', 'dispute-lost'] as const;
 export type ResolveAction = (typeof ACTIONS)[number];
@@ -71,6 +72,9 @@ function closed(r: ResolveRequest, at: number) {
 }
 
 export class ExceptionService {
+  /** Told after a resolution made payouts due again (the app wakes the worker). */
+  onResent: () => void = () => {};
+
   constructor(
     private readonly database: Pick<Database, 'db' | 'lockRows'>,
     private readonly refunds: (channel: string) => boolean,
@@ -84,10 +88,16 @@ export class ExceptionService {
 
   async resolve(id: number, r: ResolveRequest): Promise<Resolved> {
     const note = this.checkInput(id, r);
-    return this.database.db.transaction().execute(async (tx) => {
+    let resent = 0;
+    const resolved = await this.database.db.transaction().execute(async (tx) => {
       const e = await lockException(tx, id);
       if (!e) throw bad(`There is no exception ${id}.`);
       const result = await this.apply(tx, e, { ...r, note });
+      if (e.resolved_at === null && result.exception.resolved_at !== null) {
+        // Payouts that waited on it (Paygate's own account, CONTRACT §10) go out again.
+        resent = (await resendParked(tx, e.id, result.exception.resolved_at)).length;
+        if (resent > 0) result.message += `; ${resent} payout(s) sent again under new transfer ids`;
+      }
       if (result.changed) {
         await insertAuditAction(tx, {
           at: this.now(),
@@ -102,6 +112,8 @@ export class ExceptionService {
       }
       return result;
     });
+    if (resent > 0) this.onResent();
+    return resolved;
   }
 
   /**

@@ -7,12 +7,13 @@
  * several reports); the final statuses it committed are announced after the commit.
  */
 import type { Kysely } from 'kysely';
-import type { FinalOutcome, PayoutState, RefundState } from '../channels/channel.ts';
+import { transferIdOf, type FinalOutcome, type PayoutState, type RefundState } from '../channels/channel.ts';
 import type { Tables } from '../db/schema.ts';
 import { formatAmount } from '../money.ts';
 import type { FinalityService, Settled } from '../finality/finality.service.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
-import { recordException } from '../exceptions/exceptions.repository.ts';
+import { openException, recordException } from '../exceptions/exceptions.repository.ts';
+import { parkPayout } from '../transactions/payout-transfers.repository.ts';
 import type { UnmatchedMoney } from '../exceptions/unmatched.ts';
 import { AfterFinal } from './after-final.ts';
 import { OutcomeExceptions, type Scope, type Untied } from './outcome-exceptions.ts';
@@ -104,6 +105,8 @@ export class ChannelOutcomes {
    * read changes nothing and is kept as an exception: false then (the caller polls it with backoff).
    */
   async payoutIn(s: Scope, txn: TransactionRow, state: PayoutState, source: string): Promise<boolean> {
+    if (!ofCurrentTransfer(txn, state)) return this.earlierTransfer(s, txn, state);
+    if (state.accountCode) return this.parkForAccount(s, txn, state);
     const outcome = state.outcome;
     if (!outcome) return true;
     if (outcome.amount !== undefined && outcome.amount !== txn.amount) {
@@ -159,6 +162,61 @@ export class ChannelOutcomes {
     );
   }
 
+  /**
+   * A transfer the provider failed for Paygate's own account (CONTRACT §10): no merchant's payout
+   * fails for it. The payout waits PENDING with its hold, parked on the one open `channel_account`
+   * exception of the provider and code, and the failed transfer is kept beside it; resolving the
+   * exception sends the payout again under its next transfer id (`resendParked`).
+   */
+  private async parkForAccount(s: Scope, txn: TransactionRow, state: PayoutState): Promise<boolean> {
+    if (txn.status !== 'PENDING' && txn.status !== 'PROCESSING') return true;
+    const code = state.accountCode!;
+    const at = this.now();
+    const exceptionId = await openException(
+      s.tx,
+      {
+        kind: 'channel_account',
+        provider: txn.channel,
+        paymentId: null,
+        reference: code,
+        amount: null,
+        detail: `${txn.channel} failed transfers for Paygate's own account (${code}): their payouts wait PENDING with their holds; once the account is fixed, resolving this sends each again under a new transfer id`,
+      },
+      at,
+    );
+    await parkPayout(
+      s.tx,
+      {
+        paymentId: txn.payment_id,
+        attempt: txn.transfer_attempt,
+        transferId: transferIdOf(txn.payment_id, txn.transfer_attempt),
+        channelTxnId: state.channelTxnId,
+        status: 'FAILED',
+        statusCode: code,
+        exceptionId,
+      },
+      at,
+    );
+    return true;
+  }
+
+  /**
+   * A report on a transfer of the payout other than its current one: an earlier transfer, which
+   * failed for the account. Its failure again changes nothing; money it says it moved (a SUCCESS, a
+   * reversal) changes no status and is kept for the operator.
+   */
+  private async earlierTransfer(s: Scope, txn: TransactionRow, state: PayoutState): Promise<boolean> {
+    const outcome = state.outcome;
+    if (!outcome || (outcome.status === 'FAILED' && !state.reversed)) return true;
+    await this.exceptions.of(s, txn, {
+      kind: 'status_mismatch',
+      reference: outcome.reference || transferIdOf(txn.payment_id, state.attempt),
+      amount: outcome.amount ?? null,
+      detail: `the channel reports ${state.reversed ? 'REVERSED' : outcome.status} for transfer ${transferIdOf(txn.payment_id, state.attempt)}, which it had failed for Paygate's own account (the payout's current transfer is ${transferIdOf(txn.payment_id, txn.transfer_attempt)})`,
+    });
+    return true;
+  }
+
   /** A transaction not final long after it was created. */
   async stuck(txn: TransactionRow, ageS: number): Promise<void> {
     await this.within((s) =>
@@ -206,11 +264,17 @@ function partition(reports: Report[]): {
       outcome?.amount === undefined ||
       outcome.amount === r.txn.amount ||
       (r.kind === 'payin' && outcome.status === 'FAILED');
-    const reversed = r.kind === 'payout' && r.state.reversed;
-    if (outcome && fits && !reversed && named.get(r.txn.payment_id) === 1) plain.push({ report: r, outcome });
+    // A reversal, or a report on a payout's earlier transfer, is weighed one at a time.
+    const apart = r.kind === 'payout' && (r.state.reversed || !ofCurrentTransfer(r.txn, r.state));
+    if (outcome && fits && !apart && named.get(r.txn.payment_id) === 1) plain.push({ report: r, outcome });
     else rest.push(r);
   }
   return { plain, rest };
+}
+
+/** Whether a payout's state is of its current transfer (a state that names none is). */
+function ofCurrentTransfer(txn: TransactionRow, state: PayoutState): boolean {
+  return state.attempt === undefined || state.attempt === Number(txn.transfer_attempt);
 }
 
 function paiseText(paise: number, providerText?: string): string {

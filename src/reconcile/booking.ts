@@ -26,7 +26,8 @@ export async function book(
   const source = `reconcile:${txn.channel}`;
   if (record.kind === 'transfer') {
     const state = record.transfer && cashfreeState(record.transfer);
-    if (state?.outcome) await outcomes.payout(txn, state, source);
+    // A transfer failed for Paygate's own account parks its payout, as a poll would.
+    if (state?.outcome || state?.accountCode) await outcomes.payout(txn, state, source);
   } else if (record.kind === 'refund') {
     const state = record.refund && setuRefundState(record.refund);
     if (state?.outcome) await outcomes.refund(txn, state, source);

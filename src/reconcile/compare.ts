@@ -5,6 +5,7 @@
  * difference (CONTRACT §10: REVERSED with no SUCCESS recorded is FAILED).
  */
 import { rupeesToPaise } from '../channels/channel-http.ts';
+import { cashfreeState } from '../channels/cashfree/cashfree.channel.ts';
 import type { Difference, ReconcileTxn } from './reconcile.repository.ts';
 
 /** A difference before the run knows whether Paygate already kept it aside. */
@@ -51,6 +52,8 @@ export function compareTransfer(t: ReconcileTxn, transfer: Record<string, unknow
     return [status(t, t.payment_id, 'NOT_FOUND', null)];
   }
   const raw = text(transfer.status).toUpperCase();
+  // Failed for Paygate's own account: the payout waits on its `channel_account` exception, open at both ends.
+  if (pg === 'OPEN' && cashfreeState(transfer)?.accountCode) return [];
   const provider = Object.hasOwn(CASHFREE_VIEW, raw) ? CASHFREE_VIEW[raw]! : 'OPEN';
   const cf = text(transfer.cf_transfer_id);
   const reference = cf || t.payment_id;

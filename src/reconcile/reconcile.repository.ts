@@ -20,6 +20,8 @@ export interface ReconcileTxn {
   channel_txn_id: string;
   reversed_at: number | null;
   created_at: number;
+  /** A payout's current transfer (`transferIdOf`); 1 for the rest. */
+  transfer_attempt: number;
 }
 
 const TXN_COLUMNS = [
@@ -31,6 +33,7 @@ const TXN_COLUMNS = [
   'channel_txn_id',
   'reversed_at',
   'created_at',
+  'transfer_attempt',
 ] as const;
 
 function txnOf(r: ReconcileTxn): ReconcileTxn {
@@ -38,6 +41,7 @@ function txnOf(r: ReconcileTxn): ReconcileTxn {
     ...r,
     amount: Number(r.amount),
     created_at: Number(r.created_at),
+    transfer_attempt: Number(r.transfer_attempt),
     reversed_at: r.reversed_at === null ? null : Number(r.reversed_at),
   };
 }

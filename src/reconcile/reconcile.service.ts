@@ -8,7 +8,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { CashfreeChannel } from '../channels/cashfree/cashfree.channel.ts';
-import { ChannelFailure } from '../channels/channel.ts';
+import { ChannelFailure, transferIdOf } from '../channels/channel.ts';
 import type { SetuChannel } from '../channels/setu/setu.channel.ts';
 import type { Tables } from '../db/schema.ts';
 import { DAY_MS, istDayBounds } from '../ist.ts';
@@ -187,7 +187,10 @@ export class ReconcileService {
     if (channel === 'cashfree') {
       const cashfree = this.channels.cashfree;
       if (!cashfree) throw new Error('cashfree is not configured');
-      return async (t) => ({ kind: 'transfer', transfer: await cashfree.transferRecord(t.payment_id) });
+      return async (t) => ({
+        kind: 'transfer',
+        transfer: await cashfree.transferRecord(transferIdOf(t.payment_id, t.transfer_attempt)),
+      });
     }
     const setu = this.channels.setu;
     if (!setu) throw new Error('setu is not configured');

@@ -7,7 +7,7 @@ import type { TransactionTable } from '../db/schema.ts';
 import type { TransactionRow } from './transactions.repository.ts';
 
 /** Columns with a default besides the nullable ones (which start null). */
-type Defaulted = 'utr' | 'channel_txn_id' | 'submit_attempts' | 'updated_at';
+type Defaulted = 'utr' | 'channel_txn_id' | 'submit_attempts' | 'updated_at' | 'transfer_attempt';
 
 /**
  * What a creation path decides: every column without a default (payment_id, merchant, kind, flow,
@@ -62,5 +62,6 @@ export function newTransaction(t: NewTransaction): TransactionRow {
     channel_payment_txn_id: t.channel_payment_txn_id ?? null,
     failure_reason: t.failure_reason ?? null,
     exception_id: t.exception_id ?? null,
+    transfer_attempt: t.transfer_attempt ?? 1,
   };
 }

@@ -90,6 +90,8 @@ export interface Accepted {
   paymentId: string;
   channelTxnId: string;
   nextActionAt: number;
+  /** The payout's transfer the channel accepted (1 when not given): a later one's row is not this acceptance's. */
+  attempt?: number;
 }
 
 const ACCEPTED_COLUMNS = {
@@ -97,11 +99,13 @@ const ACCEPTED_COLUMNS = {
   accepted_channel_txn_id: 'text',
   accepted_next_action_at: 'bigint',
   accepted_from: 'text',
+  accepted_attempt: 'bigint',
 } as const;
 
 /**
  * Records that the channel accepted payouts, in one statement: only those still PENDING (a
- * notification that came first has made one final, and stays so). The status it must have comes
+ * notification that came first has made one final, and stays so) and not parked (a transfer failed
+ * for Paygate's own account waits, due never, for its exception: `payout-transfers.repository.ts`). The status it must have comes
  * from the batch's rows, not a constant, so that SQLite finds each payout by its key instead of
  * walking the status index.
  */
@@ -115,13 +119,15 @@ export async function markProcessing(db: Kysely<Tables>, accepted: Accepted[], a
       accepted_channel_txn_id: a.channelTxnId,
       accepted_next_action_at: a.nextActionAt,
       accepted_from: 'PENDING',
+      accepted_attempt: a.attempt ?? 1,
     }));
   await sql`
     update transactions
     set status = 'PROCESSING', channel_txn_id = a.accepted_channel_txn_id,
         next_action_at = a.accepted_next_action_at, lease_until = null, updated_at = ${at}
     from ${jsonRecords(db, rows, ACCEPTED_COLUMNS)} as a
-    where payment_id = a.accepted_payment_id and status = a.accepted_from`.execute(db);
+    where payment_id = a.accepted_payment_id and status = a.accepted_from
+      and next_action_at is not null and transfer_attempt = a.accepted_attempt`.execute(db);
 }
 
 /**
@@ -182,13 +188,15 @@ export async function rescheduleMany(db: Kysely<Tables>, rows: Rescheduled[]): P
  * Gives back a PENDING payout or refund a worker claimed, to be looked at again at `nextActionAt`. `unsent`:
  * this step made no send the channel may have acted on, so the claim's count of it is taken back.
  * `notFoundAt`: when the channel was first found not to know the payout (null clears it).
- * `sentAt`: when this step's send, which got no answer, was made (kept as `updated_at`).
+ * `sentAt`: when this step's send, which got no answer, was made (kept as `updated_at`). A payout
+ * parked meanwhile (due never) stays parked; with `attempt`, so does a payout sent again under its
+ * next transfer meanwhile.
  */
 export async function reschedulePending(
   db: Kysely<Tables>,
   paymentId: string,
   nextActionAt: number,
-  change: { unsent: boolean; notFoundAt?: number | null; sentAt?: number },
+  change: { unsent: boolean; notFoundAt?: number | null; sentAt?: number; attempt?: number },
 ): Promise<void> {
   await db
     .updateTable('transactions')
@@ -201,6 +209,8 @@ export async function reschedulePending(
     })
     .where('payment_id', '=', paymentId)
     .where('status', '=', 'PENDING')
+    .where('next_action_at', 'is not', null)
+    .where('transfer_attempt', '=', change.attempt ?? 1)
     .execute();
 }
 

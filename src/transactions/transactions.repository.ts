@@ -73,6 +73,7 @@ export const TRANSACTION_COLUMNS = {
   channel_payment_txn_id: 'text',
   failure_reason: 'text',
   exception_id: 'bigint',
+  transfer_attempt: 'bigint',
 } as const satisfies Record<keyof TransactionTable, 'text' | 'bigint'>;
 
 export function compare(a: string, b: string): number {

@@ -3,7 +3,7 @@
  * `sendOnce`), or asked about (PROCESSING). It is FAILED only on the channel's own word: a read or
  * a notification, or a refusal of its first send; any refusal after that means "read it".
  */
-import type { Channel, PayoutState } from '../channels/channel.ts';
+import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import { sendOnce } from './send-once.ts';
 import type { StepDeps } from './step.ts';
@@ -16,6 +16,8 @@ export async function payoutStep(
 ): Promise<void> {
   const submission = {
     paymentId: row.payment_id,
+    // Its current transfer: a later one after the provider failed the one before for the account.
+    attempt: Number(row.transfer_attempt),
     amount: row.amount,
     currency: row.currency,
     receiver: {
@@ -26,9 +28,18 @@ export async function payoutStep(
   };
   // markProcessing stamps updated_at with the submission time; rescheduling leaves it alone.
   const inFlight = { ...submission, channelTxnId: row.channel_txn_id, submittedAt: row.updated_at };
+  const accountRefused = (err: ChannelFailure) =>
+    d.outcomes.accountRefused(
+      channel.name,
+      err.code,
+      `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
+    );
   if (row.status !== 'PENDING') {
-    const state = await channel.readPayout(inFlight);
-    const settled = state?.outcome && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
+    const state = await channel.readPayout(inFlight).catch(async (err: unknown) => {
+      if (err instanceof ChannelFailure && err.kind === 'account') await accountRefused(err);
+      throw err;
+    });
+    const settled = state && ends(state) && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
     if (!settled)
       await d.pollAgain({
         paymentId: row.payment_id,
@@ -42,12 +53,7 @@ export async function payoutStep(
     {
       read: () => channel.readPayout(inFlight),
       send: (notAfter) => channel.submitPayout({ ...submission, notAfter }),
-      accountRefused: (err) =>
-        d.outcomes.accountRefused(
-          channel.name,
-          err.code,
-          `${channel.name} refused Paygate's account (${err.code}): payouts wait PENDING with their holds`,
-        ),
+      accountRefused,
     },
     d.send,
     step,
@@ -62,6 +68,11 @@ export async function payoutStep(
     return;
   }
   return accepted(row, channel, sent.state, d);
+}
+
+/** Whether a state ends the payout's transfer: an outcome, or a failure for Paygate's own account. */
+function ends(state: PayoutState): boolean {
+  return state.outcome !== null || state.accountCode !== undefined;
 }
 
 /** When to ask about a payout again: the channel's poll delay by the payout's age, growing as it ages. */
@@ -79,12 +90,13 @@ async function accepted(
   state: PayoutState,
   d: StepDeps,
 ): Promise<void> {
-  const settled = state.outcome !== null && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
+  const settled = ends(state) && (await d.outcomes.payout(row, state, `channel:${channel.name}`));
   if (settled) return;
   // Recorded as soon as the channel accepted it, not at the end of the round: a slow call
   // for another payout must not keep this one PENDING while its lease runs down.
   await d.accepted({
     paymentId: row.payment_id,
+    attempt: Number(row.transfer_attempt),
     channelTxnId: state.channelTxnId,
     nextActionAt: state.outcome ? pollAt(row, channel, d) : d.now() + channel.pollDelayMs('payout', 0),
   });

@@ -52,11 +52,19 @@ export async function sendOnce<S>(
 ): Promise<SendResult<S>> {
   const sentBefore = row.submit_attempts > 1;
   if (sentBefore) {
-    const known = await rail.read();
+    const known = await rail.read().catch(async (err: unknown) => {
+      // A read refused as Paygate's account (401/403) is the operator's, as a send's is.
+      if (err instanceof ChannelFailure && err.kind === 'account') await rail.accountRefused(err);
+      throw err;
+    });
     if (known) return { state: known };
     const wait = notFoundWait(row, c.now(), c.readGap, c.inTransitMs);
     if (wait) {
-      await reschedulePending(c.db, row.payment_id, wait.at, { unsent: true, notFoundAt: wait.notFoundAt });
+      await reschedulePending(c.db, row.payment_id, wait.at, {
+        unsent: true,
+        notFoundAt: wait.notFoundAt,
+        attempt: row.transfer_attempt,
+      });
       return null;
     }
   }
@@ -74,7 +82,11 @@ export async function sendOnce<S>(
     if (err.kind !== 'rejected') throw err;
     if (sentBefore) {
       // An earlier send may have arrived: this refusal may be of a duplicate. Read it.
-      await reschedulePending(c.db, row.payment_id, c.now() + c.readGap, { unsent: false, notFoundAt: null });
+      await reschedulePending(c.db, row.payment_id, c.now() + c.readGap, {
+        unsent: false,
+        notFoundAt: null,
+        attempt: row.transfer_attempt,
+      });
       return null;
     }
     return { rejected: err.code };

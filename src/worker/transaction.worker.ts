@@ -315,6 +315,7 @@ export class TransactionWorker {
       pending
         ? reschedulePending(this.database.db, row.payment_id, nextActionAt, {
             unsent: !step.sent,
+            attempt: row.transfer_attempt,
             // A send that may have arrived needs two new reads; one unanswered may arrive later, and
             // one that a channel may take twice dates the wait before another, however it ended.
             ...(step.sent && {

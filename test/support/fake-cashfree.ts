@@ -63,6 +63,8 @@ export class FakeCashfree {
   readonly created = new Map<string, number>();
   /** How each new transfer ends, and after how long (ms). */
   ending: Ending = 'SUCCESS';
+  /** The `status_code` a transfer that ends FAILED or REJECTED carries (its status when null). */
+  endingCode: string | null = null;
   endAfterMs = 0;
   /** How long each answer takes (ms). */
   latencyMs = 0;
@@ -172,13 +174,16 @@ export class FakeCashfree {
     ).length;
   }
 
-  /** Ends a transfer now (and sends its webhook unless webhooks are off). */
-  async end(transferId: string, status: Exclude<Ending, 'never'>): Promise<void> {
+  /**
+   * Ends a transfer now (and sends its webhook unless webhooks are off); a FAILED or REJECTED one
+   * carries `code` as its `status_code` (else `endingCode`, else its status).
+   */
+  async end(transferId: string, status: Exclude<Ending, 'never'>, code?: string): Promise<void> {
     const t = this.transfers.get(transferId);
     if (!t) throw new Error(`no transfer ${transferId}`);
     if (status === 'REVERSED' && t.status !== 'SUCCESS') await this.end(transferId, 'SUCCESS');
     t.status = status;
-    t.status_code = status === 'SUCCESS' ? 'COMPLETED' : status;
+    t.status_code = status === 'SUCCESS' ? 'COMPLETED' : this.codeOf(status, code);
     t.updated_on = stamp();
     if (status === 'SUCCESS')
       t.transfer_utr = String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999));
@@ -361,13 +366,18 @@ export class FakeCashfree {
     const t = this.create(body);
     if (this.syncAnswer && this.endAfterMs === 0 && this.ending !== 'never' && this.ending !== 'REVERSED') {
       t.status = this.ending;
-      t.status_code = this.ending;
+      t.status_code = this.codeOf(this.ending);
       if (this.ending === 'SUCCESS')
         t.transfer_utr = String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999));
       return reply(200, this.view(t));
     }
     reply(200, this.view(t));
     this.schedule(t);
+  }
+
+  /** The `status_code` of a transfer ending with `status`. */
+  private codeOf(status: string, code?: string): string {
+    return status === 'FAILED' || status === 'REJECTED' ? (code ?? this.endingCode ?? status) : status;
   }
 
   private createAndSchedule(body: any): FakeTransfer {
@@ -402,9 +412,9 @@ export class FakeCashfree {
   }
 
   private schedule(t: FakeTransfer): void {
-    const ending = this.ending;
+    const { ending, endingCode } = this;
     if (ending === 'never') return;
-    const run = () => void this.end(t.transfer_id, ending).catch(() => {});
+    const run = () => void this.end(t.transfer_id, ending, endingCode ?? undefined).catch(() => {});
     if (this.endAfterMs === 0) setImmediate(run);
     else setTimeout(run, this.endAfterMs).unref();
   }

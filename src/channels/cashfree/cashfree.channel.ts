@@ -15,6 +15,8 @@ import {
   type PayoutInFlight,
   type PayoutState,
   type PayoutSubmission,
+  transferIdOf,
+  transferOf,
 } from '../channel.ts';
 import {
   ChannelHttp,
@@ -48,6 +50,22 @@ const TRANSFER_FIELD_ERRORS = new Set([
   'transfer_mode_invalid',
   'beneficiary_not_found',
 ]);
+
+/**
+ * Transfer status codes that Cashfree's pages assign to Paygate's own account, not to the transfer
+ * (`specs/CHANNELS.md` lists each with its source): Paygate's balance too low (also what a
+ * low-balance queue that expired ends with), payouts inactive on the account, a transfer mode not
+ * enabled for it or for its fund source. A FAILED or REJECTED transfer with one of them fails no payout.
+ */
+export const ACCOUNT_STATUS_CODES: ReadonlySet<string> = new Set([
+  'INSUFFICIENT_BALANCE',
+  'PAYOUT_INACTIVE',
+  'DISABLED_MODE',
+  'INVALID_MODE_FOR_PYID',
+]);
+
+/** The statuses whose code may be the account's. */
+const ACCOUNT_FAILED = new Set(['FAILED', 'REJECTED']);
 
 /** Cashfree's answer to a read of a transfer it does not have (the document's not-found code). */
 const NOT_FOUND = new Set(['transfer_id_not_found', 'cf_transfer_id_not_found']);
@@ -86,7 +104,7 @@ export class CashfreeChannel implements Channel {
       url: `${this.settings.baseUrl}/transfers`,
       headers: this.headers(),
       body: {
-        transfer_id: p.paymentId,
+        transfer_id: transferIdOf(p.paymentId, p.attempt),
         transfer_amount: toRupees(p.amount),
         transfer_currency: p.currency,
         transfer_mode: 'banktransfer',
@@ -104,7 +122,7 @@ export class CashfreeChannel implements Channel {
   }
 
   async readPayout(p: PayoutInFlight): Promise<PayoutState | null> {
-    const answer = await this.readTransfer('transfer_read', p.paymentId);
+    const answer = await this.readTransfer('transfer_read', transferIdOf(p.paymentId, p.attempt));
     // Its not-found code, not any 404 (a wrong path or a proxy's 404 says nothing of the transfer).
     if (answer.status === 404 && NOT_FOUND.has(providerCode(answer))) return null;
     if (answer.status === 401 || answer.status === 403) throw this.accountFailure('transfer_read', answer);
@@ -219,11 +237,15 @@ export class CashfreeChannel implements Channel {
  * A transfer as Cashfree shows it (an answer, or a webhook's `data`) as a payout state. SUCCESS
  * carries `transfer_utr`; FAILED, REJECTED and MANUALLY_REJECTED fail it; REVERSED fails it too,
  * marked `reversed` (after a recorded SUCCESS that is a reversal); every other status is still
- * moving. An amount that cannot be read exactly is -1, which matches no payout.
+ * moving. An amount that cannot be read exactly is -1, which matches no payout. A FAILED or
+ * REJECTED transfer whose `status_code` is the account's (`ACCOUNT_STATUS_CODES`) has no outcome:
+ * it carries the code, and the payout waits for the operator.
  */
 export function cashfreeState(t: Record<string, unknown>): PayoutState | null {
   const status = typeof t.status === 'string' ? t.status.toUpperCase() : '';
   if (!status) return null;
+  const code = typeof t.status_code === 'string' ? t.status_code.toUpperCase() : '';
+  const attempt = transferOf(typeof t.transfer_id === 'string' ? t.transfer_id : '').attempt;
   const channelTxnId =
     typeof t.cf_transfer_id === 'string' || typeof t.cf_transfer_id === 'number'
       ? String(t.cf_transfer_id)
@@ -233,13 +255,15 @@ export function cashfreeState(t: Record<string, unknown>): PayoutState | null {
   const amount = rupeesToPaise(t.transfer_amount) ?? -1;
   const reference = typeof t.transfer_id === 'string' ? t.transfer_id : '';
   const reversed = status === 'REVERSED';
+  if (ACCOUNT_FAILED.has(status) && ACCOUNT_STATUS_CODES.has(code))
+    return { channelTxnId, outcome: null, reversed: false, accountCode: code, attempt };
   const outcome: FinalOutcome | null =
     status === 'SUCCESS'
       ? { status: 'SUCCESS', utr, channelTxnId, amount, reference }
       : FAILED.has(status) || reversed
         ? { status: 'FAILED', utr: '', channelTxnId, amount, reference }
         : null;
-  return { channelTxnId, outcome, reversed };
+  return { channelTxnId, outcome, reversed, attempt };
 }
 
 /**

@@ -13,6 +13,7 @@ import type {
   NotificationReader,
   Notice,
 } from '../notification-reader.ts';
+import { transferOf } from '../channel.ts';
 import { cashfreeState } from './cashfree.channel.ts';
 import { verifyCashfree } from './cashfree.signature.ts';
 
@@ -48,7 +49,8 @@ export class CashfreeNotifications implements NotificationReader {
     const data = objectField(body.data);
     return {
       eventId: null,
-      named: fieldText(data.transfer_id),
+      // A payout's later transfer (`{payment_id}_2`) names the payout too.
+      named: transferOf(fieldText(data.transfer_id)).paymentId,
       reference: fieldText(data.cf_transfer_id),
       type: fieldText(body.type),
     };
@@ -61,8 +63,8 @@ export class CashfreeNotifications implements NotificationReader {
       const balance = rupeesToPaise(data.current_balance ?? data.balance);
       return {
         kind: 'low_balance',
-        reference:
-          `${fieldText(body.event_time) || fieldText(data.alert_time)}`.slice(0, 100) || 'low_balance',
+        // One while open (CONTRACT §10): every alert of an outage is the same exception.
+        reference: 'low_balance',
         amount: balance,
         detail: `Cashfree reports a low balance${balance === null ? '' : ` (${formatAmount(balance)})`}: payouts may be refused`,
       };
@@ -70,13 +72,13 @@ export class CashfreeNotifications implements NotificationReader {
     const status = Object.hasOwn(CASHFREE_TYPES, type) ? CASHFREE_TYPES[type] : undefined;
     const state = status ? cashfreeState({ ...data, status }) : null;
     if (!state) return null;
-    const named = fieldText(data.transfer_id);
+    const transferId = fieldText(data.transfer_id);
     return {
       kind: 'transfer',
-      named,
+      named: transferOf(transferId).paymentId,
       state,
-      reference: fieldText(data.cf_transfer_id) || named,
-      subject: `${type} for transfer "${named.slice(0, 64)}"`,
+      reference: fieldText(data.cf_transfer_id) || transferId,
+      subject: `${type} for transfer "${transferId.slice(0, 64)}"`,
     };
   }
 }
