@@ -18,6 +18,7 @@ import { channelClaims } from './channel-claims.migration.ts';
 import { reconcileOpen } from './reconcile-open.migration.ts';
 import { refundIds } from './refund-ids.migration.ts';
 import { afterFinal } from './after-final.migration.ts';
+import { sharedLimits } from './shared-limits.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -37,6 +38,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0017_reconcile_open': reconcileOpen(),
         '0018_refund_ids': refundIds(),
         '0019_after_final': afterFinal(),
+        '0023_shared_limits': sharedLimits(),
       };
     },
   };

@@ -1,0 +1,198 @@
+/**
+ * The limit on the calls to one provider from the whole cluster (CONTRACT §10: several processes
+ * on one PostgreSQL share it; the provider never sees more). Turns come from the database
+ * (`db/channel-turns.ts`), a few at a time: a process waiting to call takes the next turns for
+ * what it has waiting, at most a tenth of a second's worth in one statement, and takes more only
+ * once its last turn is near (LOOKAHEAD_MS), so that a pause or a back-off reaches every process's
+ * calls within that time, and the turns of all processes interleave one gap apart. A call starts
+ * at its turn, measured on the database's clock and carried to this process's through the time
+ * the statement took. One that wakes more than a little late (a busy event loop) takes a new turn
+ * rather than crowd the calls after it: no second, wherever it is measured from, holds more than
+ * the limit and one call. The provider's 429 pause and its back-off while it fails every call are
+ * the cluster's too (`CallGate`).
+ */
+import type { TurnGrant, TurnStore } from '../db/channel-turns.ts';
+import { backoffCapMs, Throttle, type CallGate, type Turn } from './throttle.ts';
+
+/** How far ahead of its calls a process holds turns. */
+const LOOKAHEAD_MS = 100;
+/** The longest pause a provider's answer can ask for: a wrong header must not stop payouts for a day. */
+const MAX_PAUSE_MS = 300_000;
+const FIRST_LIMITED_MS = 1000;
+const MAX_LIMITED_MS = 60_000;
+
+interface Waiter {
+  notAfter: number;
+  resolve(turn: Turn): void;
+  reject(err: unknown): void;
+}
+
+export class SharedThrottle implements CallGate {
+  private readonly gapMs: number;
+  /** Turns taken in one statement at most: a tenth of a second's worth. */
+  private readonly block: number;
+  /** How late a call may start after its turn before it takes another. */
+  private readonly lateMs: number;
+  private readonly waiting: Waiter[] = [];
+  private taking = false;
+  /** This process's clock when its last turn comes. */
+  private lastTurn = -Infinity;
+  /** A pause or back-off this process has heard of, on its clock, and how many it has heard of. */
+  private pausedUntil = 0;
+  private heard = 0;
+  /** Whether the provider was failing calls when last heard of: an answer then ends it for the cluster. */
+  private failing = false;
+  /** The provider's back-off when last heard of (0: none). */
+  private backingOff = 0;
+  private limitedMs = FIRST_LIMITED_MS;
+
+  constructor(
+    readonly maxPerSecond: number,
+    private readonly channel: string,
+    private readonly store: TurnStore,
+    /** The longest back-off while the provider fails every call (`backoffCapMs`). */
+    private readonly capMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
+    this.gapMs = 1000 / maxPerSecond;
+    this.block = Math.max(1, Math.ceil(maxPerSecond / 10));
+    this.lateMs = Math.max(this.gapMs / 2, 5);
+  }
+
+  take(notAfter = Infinity): Promise<Turn> {
+    // While the provider backs off, this process holds one probe at a time; other calls are not sent.
+    if (this.backingOff > 0 && this.lastTurn > this.now()) return Promise.resolve('backoff');
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ notAfter, resolve, reject });
+      void this.takeTurns();
+    });
+  }
+
+  /** Takes turns from the database for the calls waiting, while any wait. */
+  private async takeTurns(): Promise<void> {
+    if (this.taking) return;
+    this.taking = true;
+    try {
+      while (this.waiting.length > 0) {
+        const early = this.lastTurn - LOOKAHEAD_MS - this.now();
+        if (early > 0) await sleep(early);
+        this.dropExpired();
+        if (this.waiting.length === 0) break;
+        const asked = this.now();
+        const grant = await this.store.reserve(
+          this.channel,
+          Math.min(this.waiting.length, this.block),
+          this.gapMs,
+        );
+        this.handOut(grant, (asked + this.now()) / 2 - grant.dbNow);
+      }
+    } catch (err) {
+      // The database did not answer: nothing may be sent without a turn.
+      for (const w of this.waiting.splice(0)) w.reject(err);
+    } finally {
+      this.taking = false;
+    }
+  }
+
+  /** Callers whose claim ran out while they waited are told so: their turn would come too late. */
+  private dropExpired(): void {
+    const now = this.now();
+    for (let i = this.waiting.length - 1; i >= 0; i--)
+      if (this.waiting[i]!.notAfter < now) this.waiting.splice(i, 1)[0]!.resolve('claim');
+  }
+
+  /** Gives the turns of `grant` (on the database's clock; `offset` carries them to this process's) to the callers first in line. */
+  private handOut(grant: TurnGrant, offset: number): void {
+    this.hear(grant, offset);
+    for (let i = 0; i < grant.count; i++) {
+      const at = grant.firstAt + i * grant.spacingMs + offset;
+      this.lastTurn = Math.max(this.lastTurn, at);
+      // A caller whose turn would come after its claim runs out is told at once; the turn goes to the next.
+      let w = this.waiting.shift();
+      while (w && at > w.notAfter) {
+        w.resolve('claim');
+        w = this.waiting.shift();
+      }
+      if (!w) return;
+      void this.startAt(w, at, this.heard);
+    }
+    // A probe a back-off away is given: the next would come later still.
+    if (grant.backoffMs > 0) for (const w of this.waiting.splice(0)) w.resolve('backoff');
+  }
+
+  /** What a grant says of the provider: its pause and back-off, as this process's clock reads them. */
+  private hear(grant: TurnGrant, offset: number): void {
+    this.failing = grant.backoffMs > 0 || grant.failures > 0;
+    this.backingOff = grant.backoffMs;
+    if (grant.pausedUntil + offset > this.pausedUntil) this.pausedUntil = grant.pausedUntil + offset;
+  }
+
+  /** Starts the caller at its turn, unless it woke late or a pause came meanwhile: then it waits for another. */
+  private async startAt(w: Waiter, at: number, heard: number): Promise<void> {
+    const early = at - this.now();
+    if (early > 0) await sleep(early);
+    const now = this.now();
+    const heldBack = heard !== this.heard && this.pausedUntil > at + this.lateMs;
+    if (now <= at + this.lateMs && !heldBack) return w.resolve(true);
+    if (w.notAfter < now) return w.resolve('claim');
+    this.waiting.unshift(w);
+    void this.takeTurns();
+  }
+
+  limited(retryAfterMs: number | null): void {
+    const pause = Math.min(retryAfterMs ?? this.limitedMs, MAX_PAUSE_MS);
+    if (retryAfterMs === null) this.limitedMs = Math.min(this.limitedMs * 2, MAX_LIMITED_MS);
+    this.pauseHere(pause);
+    this.store.pause(this.channel, pause).catch(() => {
+      // The database did not answer: this process keeps the pause; the next turn it asks for fails anyway.
+    });
+  }
+
+  passed(): void {
+    this.limitedMs = FIRST_LIMITED_MS;
+    if (!this.failing) return;
+    this.failing = false;
+    this.backingOff = 0;
+    this.store.answered(this.channel, this.gapMs).catch(() => {});
+  }
+
+  failed(): void {
+    this.failing = true;
+    this.store
+      .failed(this.channel, this.capMs)
+      .then((backoff) => {
+        // Begun or doubled: the turns this process holds within it wait for new ones.
+        if (backoff > this.backingOff) this.pauseHere(backoff);
+        this.backingOff = backoff;
+      })
+      .catch(() => {});
+  }
+
+  /** Turns this process holds that come within `ms` from now wait for new ones. */
+  private pauseHere(ms: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms);
+    this.heard++;
+  }
+
+  backoffMs(): Promise<number> {
+    return this.store.backoffMs(this.channel);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.ceil(ms)));
+}
+
+/** The gate of a provider's calls: the cluster's turns where the database keeps them (`turns`), else this process's. */
+export function callGate(
+  channel: string,
+  maxPerSecond: number,
+  pollMs: number,
+  turns: TurnStore | null,
+): CallGate {
+  const cap = backoffCapMs(pollMs);
+  return turns
+    ? new SharedThrottle(maxPerSecond, channel, turns, cap)
+    : new Throttle(maxPerSecond, Date.now, undefined, cap);
+}
