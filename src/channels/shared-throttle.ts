@@ -37,9 +37,8 @@ export class SharedThrottle implements CallGate {
   private taking = false;
   /** This process's clock when its last turn comes. */
   private lastTurn = -Infinity;
-  /** A pause or back-off this process has heard of, on its clock, and how many it has heard of. */
+  /** A pause or back-off this process has heard of, on its clock. */
   private pausedUntil = 0;
-  private heard = 0;
   /** Whether the provider was failing calls when last heard of: an answer then ends it for the cluster. */
   private failing = false;
   /** The provider's back-off when last heard of (0: none). */
@@ -75,7 +74,8 @@ export class SharedThrottle implements CallGate {
     this.taking = true;
     try {
       while (this.waiting.length > 0) {
-        const early = this.lastTurn - LOOKAHEAD_MS - this.now();
+        // Not before a pause heard of here ends, whatever the database says (it may not know it yet).
+        const early = Math.max(this.lastTurn - LOOKAHEAD_MS, this.pausedUntil) - this.now();
         if (early > 0) await sleep(early);
         this.dropExpired();
         if (this.waiting.length === 0) break;
@@ -115,7 +115,7 @@ export class SharedThrottle implements CallGate {
         w = this.waiting.shift();
       }
       if (!w) return;
-      void this.startAt(w, at, this.heard);
+      void this.startAt(w, at);
     }
     // A probe a back-off away is given: the next would come later still.
     if (grant.backoffMs > 0) for (const w of this.waiting.splice(0)) w.resolve('backoff');
@@ -128,12 +128,15 @@ export class SharedThrottle implements CallGate {
     if (grant.pausedUntil + offset > this.pausedUntil) this.pausedUntil = grant.pausedUntil + offset;
   }
 
-  /** Starts the caller at its turn, unless it woke late or a pause came meanwhile: then it waits for another. */
-  private async startAt(w: Waiter, at: number, heard: number): Promise<void> {
+  /**
+   * Starts the caller at its turn, unless it woke late or its turn falls in a pause heard of since
+   * (the database may have given it before the pause was written): then it waits for another.
+   */
+  private async startAt(w: Waiter, at: number): Promise<void> {
     const early = at - this.now();
     if (early > 0) await sleep(early);
     const now = this.now();
-    const heldBack = heard !== this.heard && this.pausedUntil > at + this.lateMs;
+    const heldBack = this.pausedUntil > at + this.lateMs;
     if (now <= at + this.lateMs && !heldBack) return w.resolve(true);
     if (w.notAfter < now) return w.resolve('claim');
     this.waiting.unshift(w);
@@ -172,7 +175,6 @@ export class SharedThrottle implements CallGate {
   /** Turns this process holds that come within `ms` from now wait for new ones. */
   private pauseHere(ms: number): void {
     this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms);
-    this.heard++;
   }
 
   backoffMs(): Promise<number> {

@@ -83,9 +83,7 @@ class PostgresTurns implements TurnStore {
       from (select ${DB_NOW} as ms) as n
       where l.channel = ${channel}
       returning l.next_turn_at as next, l.backoff_ms as backoff, l.paused_until as paused,
-        l.failures as failures, n.ms as now`.execute(
-      this.db,
-    );
+        l.failures as failures, n.ms as now`.execute(this.db);
     const r = rows[0]!;
     const backoff = Number(r.backoff);
     const spacingMs = backoff > 0 ? backoff : gapMs;
