@@ -14,8 +14,10 @@
 import type { TurnGrant, TurnStore } from '../db/channel-turns.ts';
 import { backoffCapMs, Throttle, type CallGate, type Turn } from './throttle.ts';
 
-/** How far ahead of its calls a process holds turns. */
+/** How far ahead of its calls a process holds turns, at least (twice the database's answer time when that is longer). */
 const LOOKAHEAD_MS = 100;
+/** The most a first turn is set after the database's now, for the time its answer takes to come back. */
+const MAX_LEAD_MS = 1000;
 /** The longest pause a provider's answer can ask for: a wrong header must not stop payouts for a day. */
 const MAX_PAUSE_MS = 300_000;
 const FIRST_LIMITED_MS = 1000;
@@ -44,6 +46,8 @@ export class SharedThrottle implements CallGate {
   /** The provider's back-off when last heard of (0: none). */
   private backingOff = 0;
   private limitedMs = FIRST_LIMITED_MS;
+  /** How long the database takes to give turns, lately (ms). */
+  private roundTripMs = 1;
 
   constructor(
     readonly maxPerSecond: number,
@@ -56,7 +60,7 @@ export class SharedThrottle implements CallGate {
     if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
     this.gapMs = 1000 / maxPerSecond;
     this.block = Math.max(1, Math.ceil(maxPerSecond / 10));
-    this.lateMs = Math.max(this.gapMs / 2, 5);
+    this.lateMs = Math.max(this.gapMs, 5);
   }
 
   take(notAfter = Infinity): Promise<Turn> {
@@ -75,7 +79,8 @@ export class SharedThrottle implements CallGate {
     try {
       while (this.waiting.length > 0) {
         // Not before a pause heard of here ends, whatever the database says (it may not know it yet).
-        const early = Math.max(this.lastTurn - LOOKAHEAD_MS, this.pausedUntil) - this.now();
+        const ahead = Math.max(LOOKAHEAD_MS, 2 * this.roundTripMs);
+        const early = Math.max(this.lastTurn - ahead, this.pausedUntil) - this.now();
         if (early > 0) await sleep(early);
         this.dropExpired();
         if (this.waiting.length === 0) break;
@@ -84,8 +89,12 @@ export class SharedThrottle implements CallGate {
           this.channel,
           Math.min(this.waiting.length, this.block),
           this.gapMs,
+          Math.min(2 * this.roundTripMs, MAX_LEAD_MS),
         );
-        this.handOut(grant, (asked + this.now()) / 2 - grant.dbNow);
+        const answered = this.now();
+        // A slow answer counts at once; a fast one lowers the estimate slowly.
+        this.roundTripMs = Math.max(answered - asked, this.roundTripMs * 0.8);
+        this.handOut(grant, (asked + answered) / 2 - grant.dbNow);
       }
     } catch (err) {
       // The database did not answer: nothing may be sent without a turn.

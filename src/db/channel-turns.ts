@@ -33,8 +33,11 @@ export interface TurnGrant {
 
 /** Where a cluster's turns to call a provider are kept. */
 export interface TurnStore {
-  /** The next `count` turns `gapMs` apart (one turn, a back-off after the last, while backing off). */
-  reserve(channel: string, count: number, gapMs: number): Promise<TurnGrant>;
+  /**
+   * The next `count` turns `gapMs` apart (one turn, a back-off after the last, while backing off),
+   * the first no sooner than `leadMs` after the database's now (the time the answer takes to arrive).
+   */
+  reserve(channel: string, count: number, gapMs: number, leadMs: number): Promise<TurnGrant>;
   /** A call failed (5xx, no answer): counted, and the back-off begun or doubled. Answers the back-off. */
   failed(channel: string, capMs: number): Promise<number>;
   /** A call was answered: the failures and back-off end, and the next turn comes a gap after the last. */
@@ -69,7 +72,7 @@ class PostgresTurns implements TurnStore {
     this.made.add(channel);
   }
 
-  async reserve(channel: string, count: number, gapMs: number): Promise<TurnGrant> {
+  async reserve(channel: string, count: number, gapMs: number, leadMs: number): Promise<TurnGrant> {
     await this.row(channel);
     const taken = sql<number>`case when l.backoff_ms > 0 then l.backoff_ms else ${count * gapMs}::double precision end`;
     const { rows } = await sql<{
@@ -79,7 +82,7 @@ class PostgresTurns implements TurnStore {
       failures: number;
       now: number;
     }>`update channel_limits as l
-      set next_turn_at = greatest(l.next_turn_at, n.ms, l.paused_until) + ${taken}
+      set next_turn_at = greatest(l.next_turn_at, n.ms + ${leadMs}::double precision, l.paused_until) + ${taken}
       from (select ${DB_NOW} as ms) as n
       where l.channel = ${channel}
       returning l.next_turn_at as next, l.backoff_ms as backoff, l.paused_until as paused,
