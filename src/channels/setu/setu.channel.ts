@@ -40,7 +40,13 @@ export class SetuChannel implements Channel, VpaRegistry {
 
   constructor(
     private readonly settings: SetuSettings,
-    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number; now?: () => number; turns?: TurnStore | null },
+    private readonly options: {
+      timeoutMs: number;
+      pollMs: number;
+      maxRps: number;
+      now?: () => number;
+      turns?: TurnStore | null;
+    },
   ) {
     this.http = new ChannelHttp(
       this.name,
