@@ -3,6 +3,8 @@
  * of how it was answered after. `Throttle` keeps one process's turns in memory (SQLite: one
  * process serves the database); `SharedThrottle` takes the whole cluster's from PostgreSQL.
  */
+import { FAILING_AFTER, FIRST_BACKOFF_MS as FIRST_FAILING_MS } from '../db/channel-turns.ts';
+
 export interface CallGate {
   /**
    * True when the caller may start its call; else why not, with no turn taken: `claim` when its
@@ -21,9 +23,6 @@ export interface CallGate {
 }
 
 export type Turn = true | 'claim' | 'backoff';
-
-/** Failed calls in a row after which a provider's calls back off as a whole (`channel-turns.ts` for the cluster's). */
-export const FAILING_AFTER = 3;
 
 /** The cap of a provider's back-off: CHANNEL_POLL_MS (1 s to a minute), so calls resume within a poll interval of its recovery. */
 export function backoffCapMs(pollMs: number): number {
@@ -145,7 +144,7 @@ export class Throttle implements CallGate {
     this.failures++;
     let next = this.failingMs;
     if (this.failures < FAILING_AFTER) return;
-    if (next === 0) next = Math.min(FIRST_BACKOFF_MS, this.capMs);
+    if (next === 0) next = Math.min(FIRST_FAILING_MS, this.capMs);
     else if (now - this.failingAt >= next) next = Math.min(next * 2, this.capMs);
     if (next === this.failingMs) return;
     this.failingMs = next;
