@@ -48,6 +48,10 @@ export class SharedThrottle implements CallGate {
   private limitedMs = FIRST_LIMITED_MS;
   /** How long the database takes to give turns, lately (ms). */
   private roundTripMs = 1;
+  /** This process's clock minus the database's, from the quickest answer lately, and that answer's time. */
+  private offset = 0;
+  private offsetRoundTrip = Infinity;
+  private offsetAt = 0;
 
   constructor(
     readonly maxPerSecond: number,
@@ -94,7 +98,7 @@ export class SharedThrottle implements CallGate {
         const answered = this.now();
         // A slow answer counts at once; a fast one lowers the estimate slowly.
         this.roundTripMs = Math.max(answered - asked, this.roundTripMs * 0.8);
-        this.handOut(grant, (asked + answered) / 2 - grant.dbNow);
+        this.handOut(grant, this.clockOffset(asked, answered, grant.dbNow));
       }
     } catch (err) {
       // The database did not answer: nothing may be sent without a turn.
@@ -102,6 +106,22 @@ export class SharedThrottle implements CallGate {
     } finally {
       this.taking = false;
     }
+  }
+
+  /**
+   * This process's clock minus the database's, as the quickest answer lately puts it (as NTP
+   * does): the database's now lies between the asking and the answer, so a quick answer places it
+   * closely, and a slow one (a busy machine) would shift this process's turns against the others'.
+   * An older estimate counts for less, by a millisecond a second.
+   */
+  private clockOffset(asked: number, answered: number, dbNow: number): number {
+    const roundTrip = answered - asked;
+    if (roundTrip <= this.offsetRoundTrip + (answered - this.offsetAt) / 1000) {
+      this.offset = (asked + answered) / 2 - dbNow;
+      this.offsetRoundTrip = roundTrip;
+      this.offsetAt = answered;
+    }
+    return this.offset;
   }
 
   /** Callers whose claim ran out while they waited are told so: their turn would come too late. */
