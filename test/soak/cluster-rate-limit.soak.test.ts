@@ -39,7 +39,7 @@ describe(
   'three paygate serve processes on postgres share CASHFREE_MAX_RPS',
   { skip: await skipFor('postgres') },
   () => {
-    it('no second at Cashfree holds more than 52 calls, and the middle of the run goes at 50 a second', async () => {
+    it('no second at Cashfree holds more than 52 calls, and the middle of the run goes at 50 a second', async (t) => {
       const setu = await new FakeSetu().start();
       const cashfree = await new FakeCashfree().start();
       const env = {
@@ -107,6 +107,7 @@ describe(
         for (const id of ids) assert.equal(cashfree.created.get(id), 1, `${id} sent once`);
         const [most, rate] = [busiestSecond(at), middleRate(at)];
         const seen = `the busiest second held ${most} calls; the middle of the run went at ${rate.toFixed(1)} a second`;
+        t.diagnostic(seen);
         assert.ok(most <= RPS + 2, `${seen}\n${outputs}`);
         assert.ok(Math.abs(rate - RPS) <= RPS * 0.1, seen);
         const report = await gw.paygate.services.wallets.verify();
