@@ -8,12 +8,18 @@
  * at its turn, measured on the database's clock and carried to this process's through the time
  * the statement took. One that wakes more than a little late (a busy event loop) takes a new turn
  * rather than crowd the calls after it: no second, wherever it is measured from, holds more than
- * the limit and one call. The provider's 429 pause and its back-off while it fails every call are
+ * the limit's turns (`SPACING`). The provider's 429 pause and its back-off while it fails every call are
  * the cluster's too (`CallGate`).
  */
 import type { TurnGrant, TurnStore } from '../db/channel-turns.ts';
 import { backoffCapMs, Throttle, type CallGate, type Turn } from './throttle.ts';
 
+/**
+ * Turns are spaced 2 % wider than the limit, and a call may start at most three quarters of a gap
+ * late: a second then holds at most the limit's turns, and the network's and the timers' jitter
+ * (a call that arrives a little early or late) stay within the limit and a call or two.
+ */
+const SPACING = 1.02;
 /** How far ahead of its calls a process holds turns, at least (twice the database's answer time when that is longer). */
 const LOOKAHEAD_MS = 100;
 /** The most a first turn is set after the database's now, for the time its answer takes to come back. */
@@ -62,9 +68,9 @@ export class SharedThrottle implements CallGate {
     private readonly now: () => number = Date.now,
   ) {
     if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
-    this.gapMs = 1000 / maxPerSecond;
+    this.gapMs = (1000 / maxPerSecond) * SPACING;
     this.block = Math.max(1, Math.ceil(maxPerSecond / 10));
-    this.lateMs = Math.max(this.gapMs, 5);
+    this.lateMs = Math.max(this.gapMs * 0.75, 5);
   }
 
   take(notAfter = Infinity): Promise<Turn> {
