@@ -12,7 +12,7 @@ import { FakeSetu } from '../test/support/fake-setu.ts';
 import { cpuSeconds, type Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { paygateCli, startGateway, type Server } from './processes.ts';
-import { maxInAnySecond } from './reconcile.ts';
+import { maxInAnySecond } from './reconcile-watch.ts';
 import { freshPosts, nextOrderNo, payinBody } from './requests.ts';
 import { createFundedMerchant, GATEWAY_ENV, measurePair, profileFlags, type ScenarioRow } from './gateway.ts';
 import { connect, freshDatabase } from './store.ts';

@@ -67,7 +67,7 @@ Options:
   --dashboard-rows N   transactions loaded by the dashboard scenario (default 1000000)
   --replay-rows N      pay-ins of one merchant loaded by the replays scenario (default 200000)
   --plan-rows N        pay-ins of one merchant loaded by the plans scenario (default 1000000)
-  --reconcile-rows N   transactions of the day the reconcile scenario reconciles (default 100000)
+  --reconcile-rows N   transactions a day in the reconcile scenario (default 100000; 8 days)
   --profile DIR        run the gateway under node --cpu-prof and write its .cpuprofile to DIR
                        (and the baseline's to DIR/baseline)
                        (summarise it with: node --import tsx bench/profile.ts FILE)
@@ -97,11 +97,13 @@ plans loads 1,000,000 pay-ins of one merchant with no ANALYZE and checks that ev
 statement (test/support/hot-paths.ts) goes through its index, before and after the gateway gathers
 statistics.
 
-reconcile is not in the default set: a day of 100,000 live transactions (half Setu pay-ins, half
-Cashfree payouts) put into the database and the fake providers (each answer 20 ms), reconciled by a
-gateway at RECONCILE_AT with the providers' limits raised: wall time, and its peak RSS above its idle
-RSS (target < 150 MB); then 2,000 at the default limits through paygate reconcile: the calls per
-second each fake saw. It waits for the next whole minute to start; run it with --only reconcile.`;
+reconcile is not in the default set: 2,000 live transactions (60 % Setu pay-ins, half FAILED; 30 %
+Cashfree payouts; 10 % Setu refunds) reconciled by paygate reconcile at the default limits (the calls
+per second each fake saw); then a day of 100,000 of that mix and 7 days of lookback (800,000 rows) put
+into the database and the fake providers (each answer 20 ms), reconciled by a gateway at
+RECONCILE_AT with the limits raised: wall time, reads and calls per provider, peak RSS (target
+< 150 MB), and the duration projected at the default limits from the measured rates (target < 6 h).
+It waits for a whole minute to start; run it with --only reconcile.`;
 
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;

@@ -1,50 +1,70 @@
 /**
- * Reconcile: the daily reconciliation of a day's live transactions against the fake providers
- * (the tests' fakes, in this process, each answer taking 20 ms), the day put straight into the
- * database and the fakes. Two figures:
- * - `reconcileRows` transactions (half Setu pay-ins, half Cashfree payouts) with the providers'
- *   limits raised: the run as a `paygate serve` process does it at RECONCILE_AT, its wall time,
- *   and that process's peak RSS above its RSS while idle just before (target < 150 MB above);
- * - 2,000 transactions at the default limits (SETU_MAX_RPS 20, CASHFREE_MAX_RPS 100), reconciled
- *   by `paygate reconcile`: the calls per second each fake saw (on average, and the most in any one
- *   second), against its limit.
+ * Reconcile: the daily reconciliation of live transactions against the fake providers (the tests'
+ * fakes, in this process, each answer taking 20 ms), the days put straight into the database and
+ * the fakes. A day is `reconcileRows` transactions: 60 % Setu pay-ins (half of them FAILED, a QR
+ * nobody paid), 30 % Cashfree payouts (one in ten FAILED), 10 % Setu refunds (SUCCESS). Two runs:
+ * - full: the day plus LOOKBACK_DAYS such days before it (what became final then is read back:
+ *   FAILED pay-ins, refunds, payouts SUCCESS), reconciled by a `paygate serve` process at
+ *   RECONCILE_AT with the providers' limits raised: its wall time, the reads and calls each fake
+ *   received, and that process's RSS (idle just before, peak during);
+ * - paced: 2,000 transactions of the same mix at the default limits (SETU_MAX_RPS 20,
+ *   CASHFREE_MAX_RPS 100), reconciled by `paygate reconcile`: the calls per second each fake saw.
+ * The full run's duration at the default limits is projected from the two: each channel's calls in
+ * the full run divided by the rate the paced run measured for it, the channels one after the other
+ * (as the scheduler runs them).
  */
-import fs from 'node:fs';
-import { migrate, openDatabase, type Database } from '../src/db/database.ts';
-import { istTime, istYesterday } from '../src/ist.ts';
+import type { Database } from '../src/db/database.ts';
+import { migrate, openDatabase } from '../src/db/database.ts';
+import { DAY_MS, istDate, istDayBounds, istTime, istYesterday } from '../src/ist.ts';
 import { FakeCashfree } from '../test/support/fake-cashfree.ts';
 import { FakeSetu } from '../test/support/fake-setu.ts';
 import { seedReconcileDay } from '../test/support/reconcile-day.ts';
+import { cliAsync } from '../test/support/process.ts';
 import type { Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
-import { cliAsync } from '../test/support/process.ts';
 import { startGateway } from './processes.ts';
+import { maxInAnySecond, tap, watchRuns, type Watched } from './reconcile-watch.ts';
 import { connect, freshDatabase } from './store.ts';
 
 const FAKE_LATENCY_MS = 20;
 const PACED_ROWS = 2000;
+const LOOKBACK_DAYS = 7;
 const DEFAULT_LIMITS = { setu: 20, cashfree: 100 };
+const TARGET = { hours: 6, rssMb: 150 };
 
 export interface ReconcileReport {
   kind: 'sqlite' | 'postgres';
   full: {
-    transactions: number;
+    /** Transactions per day, the days seeded (the day and its lookback), and all of them. */
+    perDay: number;
+    days: number;
+    rows: number;
+    /** The transactions the runs read back: the day's and those of the lookback the provider can change. */
+    checked: number;
     fakeLatencyMs: number;
     seedS: number;
     /** From the first run's start to the last run's end (both channels, one after the other). */
     wallS: number;
     perChannelS: { setu: number; cashfree: number };
+    /** Reads of a transaction at each fake (Setu: payment histories and refunds), and every call. */
+    reads: { setu: number; cashfree: number };
+    calls: { setu: number; cashfree: number };
     readsPerS: number;
     idleMb: number;
     peakMb: number;
     aboveIdleMb: number;
-    target: string;
-    met: boolean;
   };
   paced: {
     transactions: number;
     setu: Paced;
     cashfree: Paced;
+  };
+  projection: {
+    /** Hours per channel: the full run's calls ÷ the paced run's measured calls per second. */
+    setuH: number;
+    cashfreeH: number;
+    totalH: number;
+    met: { duration: boolean; rss: boolean };
   };
 }
 
@@ -57,52 +77,29 @@ interface Paced {
   maxInAnySecond: number;
 }
 
-/** The most of `times` (ms, ascending) in any one second. */
-export function maxInAnySecond(times: number[]): number {
-  let most = 0;
-  let from = 0;
-  for (let i = 0; i < times.length; i++) {
-    while (times[i]! - times[from]! >= 1000) from++;
-    most = Math.max(most, i - from + 1);
-  }
-  return most;
+interface Mix {
+  payins: number;
+  payouts: number;
+  refunds: number;
+  failedEvery: number;
 }
 
-/** What a fake was asked, kept as arrival times per operation; its own log is emptied as it goes. */
-function tap(fake: { requests: { at: number }[] }, operation: (r: any) => string | null) {
-  const times = new Map<string, number[]>();
-  const drain = () => {
-    for (const r of fake.requests.splice(0)) {
-      const op = operation(r);
-      if (op) (times.get(op) ?? times.set(op, []).get(op)!).push(r.at);
-    }
-  };
-  const timer = setInterval(drain, 500);
-  return {
-    times(op: string) {
-      drain();
-      return times.get(op) ?? [];
-    },
-    stop() {
-      clearInterval(timer);
-    },
-  };
+/** A day of `rows` in the mix above. */
+function mixOf(rows: number): Mix {
+  const payins = Math.round(rows * 0.6);
+  const refunds = Math.round(rows * 0.1);
+  return { payins, payouts: rows - payins - refunds, refunds, failedEvery: 2 };
 }
 
-const historyOp = (r: { method: string; path: string }) =>
-  r.method === 'GET' && r.path.endsWith('/history') ? 'read' : null;
-const transferOp = (r: { method: string }) => (r.method === 'GET' ? 'read' : null);
-
-/** Resident memory of a process, from /proc (MB), or null off Linux. */
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
-  try {
-    const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(text)?.[1];
-    return kb === undefined ? null : Number(kb) / 1024;
-  } catch {
-    return null;
-  }
+/** What a lookback day leaves for reconciliation to read back: FAILED pay-ins, refunds, payouts SUCCESS. */
+function changeable(m: Mix): number {
+  return Math.floor(m.payins / m.failedEvery) + m.refunds + (m.payouts - Math.floor(m.payouts / 10));
 }
+
+/** Setu's reads of a transaction: a QR's payment history, a refund. */
+const setuOp = (r: { method: string; path: string }) =>
+  r.method === 'GET' && (r.path.endsWith('/history') || /\/refunds\/[^/]+$/.test(r.path)) ? 'read' : 'other';
+const cashfreeOp = (r: { method: string }) => (r.method === 'GET' ? 'read' : 'other');
 
 export async function runReconcile(opts: BenchOptions, progress: Progress): Promise<ReconcileReport> {
   const setu = await new FakeSetu().start();
@@ -110,11 +107,16 @@ export async function runReconcile(opts: BenchOptions, progress: Progress): Prom
   setu.latencyMs = FAKE_LATENCY_MS;
   cashfree.latencyMs = FAKE_LATENCY_MS;
   try {
-    const full = await fullRun(opts, progress, setu, cashfree);
-    setu.qrs.clear();
-    cashfree.transfers.clear();
     const paced = await pacedRun(opts, progress, setu, cashfree);
-    return { kind: full.kind, full: full.report, paced };
+    setu.qrs.clear();
+    setu.refunds.clear();
+    cashfree.transfers.clear();
+    const full = await fullRun(opts, progress, setu, cashfree);
+    const setuH = full.report.calls.setu / paced.setu.callsPerS / 3600;
+    const cashfreeH = full.report.calls.cashfree / paced.cashfree.callsPerS / 3600;
+    const totalH = setuH + cashfreeH;
+    const met = { duration: totalH < TARGET.hours, rss: full.report.peakMb < TARGET.rssMb };
+    return { kind: full.kind, full: full.report, paced, projection: { setuH, cashfreeH, totalH, met } };
   } finally {
     await setu.stop();
     await cashfree.stop();
@@ -125,188 +127,114 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
   const store = await freshDatabase(opts.db, 'reconcile');
   const database = openDatabase(store.url);
   const kind = database.kind;
-  const rows = opts.reconcileRows;
-  const reads = { setu: tap(setu, historyOp), cashfree: tap(cashfree, transferOp) };
+  const perDay = opts.reconcileRows;
+  const days = LOOKBACK_DAYS + 1;
+  const expected = perDay + LOOKBACK_DAYS * changeable(mixOf(perDay));
+  const taps = { setu: tap(setu, setuOp), cashfree: tap(cashfree, cashfreeOp) };
+  const count = (op: string) => taps.setu.times(op).length + taps.cashfree.times(op).length;
   let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
   try {
     await migrate(database);
-    const day = await seedDay(store.url, database, { setu, cashfree }, rows, progress);
+    const day = await seedDays(store.url, database, { setu, cashfree }, perDay, progress);
     gateway = await startGateway(store.url, {
       ...setu.env(),
       ...cashfree.env(),
       SETU_MAX_RPS: '100000',
       CASHFREE_MAX_RPS: '100000',
+      RECONCILE_LOOKBACK_DAYS: String(LOOKBACK_DAYS),
       RECONCILE_AT: istTime(day.at).slice(11, 16),
     });
     if (Date.now() > day.at - 5_000) throw new Error('the gateway started too late to be seen idle');
     progress.line(
-      `[${kind}] reconcile: seeded in ${day.seedS.toFixed(1)} s; the gateway waits for RECONCILE_AT (${Math.round((day.at - Date.now()) / 1000)} s)`,
+      `[${kind}] reconcile: ${(perDay * days).toLocaleString('en')} seeded in ${day.seedS.toFixed(1)} s; the gateway waits for RECONCILE_AT (${Math.round((day.at - Date.now()) / 1000)} s)`,
     );
-    const read = () => reads.setu.times('read').length + reads.cashfree.times('read').length;
     const watched = await watchRuns(gateway.pid, store.url, day, (peak) =>
       progress.update(
-        `[${kind}] reconcile: ${read().toLocaleString('en')} of ${rows.toLocaleString('en')} read, ${Math.round(peak)} MB`,
+        `[${kind}] reconcile: ${count('read').toLocaleString('en')} of ${expected.toLocaleString('en')} read, ${Math.round(peak)} MB`,
       ),
     );
-    const readCount = read();
-    const report = fullReport(watched, rows, day.seedS, readCount);
+    const n = (t: ReturnType<typeof tap>, op: string) => t.times(op).length;
+    const reads = { setu: n(taps.setu, 'read'), cashfree: n(taps.cashfree, 'read') };
+    const calls = {
+      setu: reads.setu + n(taps.setu, 'other'),
+      cashfree: reads.cashfree + n(taps.cashfree, 'other'),
+    };
+    const report = fullReport(watched, { perDay, days, expected, seedS: day.seedS, reads, calls });
     progress.line(
-      `[${kind}] reconcile: ${rows.toLocaleString('en')} in ${report.wallS.toFixed(1)} s, ${readCount.toLocaleString('en')} reads; RSS ${report.idleMb.toFixed(0)} MB idle, ${report.peakMb.toFixed(0)} MB at peak`,
+      `[${kind}] reconcile: ${expected.toLocaleString('en')} read back in ${report.wallS.toFixed(1)} s; RSS ${report.idleMb.toFixed(0)} MB idle, ${report.peakMb.toFixed(0)} MB at peak`,
     );
     return { kind, report };
   } finally {
-    reads.setu.stop();
-    reads.cashfree.stop();
+    taps.setu.stop();
+    taps.cashfree.stop();
     await gateway?.stop();
     await database.close();
     await store.drop();
   }
 }
 
-interface DayToReconcile {
-  /** When the gateway reconciles (RECONCILE_AT), and the IST day it reconciles then. */
-  at: number;
-  date: string;
-  seedS: number;
-}
-
 /**
- * Seeds the day that a run at the first whole minute a while away reconciles (the seeding, the
- * start and a look at the idle process come first): half pay-ins, half payouts.
+ * Seeds the day that a run at RECONCILE_AT reconciles (yesterday, IST) and the LOOKBACK_DAYS before
+ * it, then sets RECONCILE_AT to the first whole minute at least 45 s away (the gateway's start and
+ * a look at the idle process come first).
  */
-async function seedDay(
+async function seedDays(
   url: string,
   database: Database,
   fakes: { setu: FakeSetu; cashfree: FakeCashfree },
-  rows: number,
+  perDay: number,
   progress: Progress,
-): Promise<DayToReconcile> {
-  const lead = 45_000 + Math.ceil(rows / 10_000) * 3_000;
-  const at = Math.ceil((Date.now() + lead) / 60_000) * 60_000;
-  // The run of RECONCILE_AT reconciles the day before it.
-  const date = istYesterday(at);
+): Promise<{ at: number; date: string; seedS: number }> {
   const t0 = Date.now();
-  progress.line(`[${database.kind}] reconcile: seeding ${rows.toLocaleString('en')} transactions of ${date}`);
-  const payins = Math.ceil(rows / 2);
-  await seedReconcileDay(database, fakes, { date, payins, payouts: rows - payins });
+  const date = istYesterday(t0);
+  const mix = mixOf(perDay);
+  for (let back = 0; back <= LOOKBACK_DAYS; back++) {
+    const day = istDate(istDayBounds(date).from - back * DAY_MS);
+    progress.update(
+      `[${database.kind}] reconcile: seeding ${perDay.toLocaleString('en')} transactions of ${day}`,
+    );
+    await seedReconcileDay(database, fakes, { date: day, ...mix });
+  }
   const seedS = (Date.now() - t0) / 1000;
   if (database.kind === 'postgres') {
     const conn = await connect(url);
     await conn.run('analyze transactions');
     await conn.close();
   }
+  const at = Math.ceil((Date.now() + 45_000) / 60_000) * 60_000;
+  if (istYesterday(at) !== date) throw new Error('the IST day turned while seeding: run it again');
   return { at, date, seedS };
 }
 
-/** The finished runs of a day, and the serving process's RSS while idle before them and at peak during them. */
-interface Watched {
-  runs: RunRow[];
-  idleMb: number;
-  peakMb: number;
-}
-
-/**
- * Waits for the runs of `day` in process `pid`, sampling its RSS: the samples of the 3 s before
- * RECONCILE_AT (once the process has settled) are its idle RSS, the highest after it its peak.
- */
-async function watchRuns(
-  pid: number,
-  url: string,
-  day: DayToReconcile,
-  onProgress: (peakMb: number) => void,
-): Promise<Watched> {
-  const { at } = day;
-  await new Promise((r) => setTimeout(r, at - 3_000 - Date.now()));
-  const idle: number[] = [];
-  let peak = 0;
-  const sample = () => {
-    const mb = rssMb(pid, 'VmRSS');
-    if (mb === null) return;
-    if (Date.now() < at) idle.push(mb);
-    else peak = Math.max(peak, mb);
-  };
-  const sampler = setInterval(sample, 100);
-  await new Promise((r) => setTimeout(r, at - 200 - Date.now()));
-  // The kernel's own peak from here on (Linux: writing 5 to clear_refs resets VmHWM).
-  let hwmReset = false;
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    hwmReset = true;
-  } catch {
-    // the sampled peak alone
-  }
-  const runs = await waitForRuns(url, day.date, at + 3_600_000, () => onProgress(peak));
-  clearInterval(sampler);
-  sample();
-  if (hwmReset) peak = Math.max(peak, rssMb(pid, 'VmHWM') ?? 0);
-  const idleMb = idle.length > 0 ? idle.reduce((a, b) => a + b, 0) / idle.length : 0;
-  return { runs, idleMb, peakMb: peak };
-}
-
-/** The full run's figures; throws unless the runs checked every one of the `rows` transactions. */
-function fullReport(w: Watched, rows: number, seedS: number, readCount: number): ReconcileReport['full'] {
+/** The full run's figures; throws unless the runs checked every transaction expected. */
+function fullReport(
+  w: Watched,
+  r: Pick<ReconcileReport['full'], 'perDay' | 'days' | 'seedS' | 'reads' | 'calls'> & { expected: number },
+): ReconcileReport['full'] {
   const { runs, idleMb, peakMb } = w;
-  const wallS = (Math.max(...runs.map((r) => r.finished)) - Math.min(...runs.map((r) => r.started))) / 1000;
+  const wallS = (Math.max(...runs.map((x) => x.finished)) - Math.min(...runs.map((x) => x.started))) / 1000;
   const span = (c: string) => {
-    const r = runs.find((x) => x.channel === c);
-    return r ? (r.finished - r.started) / 1000 : 0;
+    const x = runs.find((y) => y.channel === c);
+    return x ? (x.finished - x.started) / 1000 : 0;
   };
-  const checked = runs.reduce((a, r) => a + r.checked, 0);
-  if (checked !== rows) throw new Error(`the runs checked ${checked} of ${rows} transactions`);
+  const checked = runs.reduce((a, x) => a + x.checked, 0);
+  if (checked !== r.expected) throw new Error(`the runs checked ${checked} of ${r.expected} transactions`);
   return {
-    transactions: rows,
+    perDay: r.perDay,
+    days: r.days,
+    rows: r.perDay * r.days,
+    checked,
     fakeLatencyMs: FAKE_LATENCY_MS,
-    seedS,
+    seedS: r.seedS,
     wallS,
     perChannelS: { setu: span('setu'), cashfree: span('cashfree') },
-    readsPerS: readCount / wallS,
+    reads: r.reads,
+    calls: r.calls,
+    readsPerS: (r.reads.setu + r.reads.cashfree) / wallS,
     idleMb,
     peakMb,
     aboveIdleMb: peakMb - idleMb,
-    target: '< 150 MB above idle',
-    met: peakMb - idleMb < 150,
   };
-}
-
-interface RunRow {
-  channel: string;
-  started: number;
-  finished: number;
-  checked: number;
-}
-
-/** Waits until both channels' runs of `date` are finished (a run writes its counts when it ends). */
-async function waitForRuns(
-  url: string,
-  date: string,
-  deadline: number,
-  onProgress: () => void,
-): Promise<RunRow[]> {
-  const conn = await connect(url);
-  try {
-    const p = conn.kind === 'sqlite' ? '?' : '$1';
-    for (;;) {
-      const rows = await conn.rows<{
-        channel: string;
-        started_at: number | string;
-        finished_at: number | string | null;
-        checked: number | string;
-      }>(`select channel, started_at, finished_at, checked from reconcile_runs where date = ${p}`, [date]);
-      const done = rows.filter((r) => r.finished_at !== null);
-      if (done.length === 2)
-        return done.map((r) => ({
-          channel: r.channel,
-          started: Number(r.started_at),
-          finished: Number(r.finished_at),
-          checked: Number(r.checked),
-        }));
-      onProgress();
-      if (Date.now() > deadline) throw new Error(`the runs of ${date} did not finish`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  } finally {
-    await conn.close();
-  }
 }
 
 async function pacedRun(
@@ -317,15 +245,11 @@ async function pacedRun(
 ): Promise<ReconcileReport['paced']> {
   const store = await freshDatabase(opts.db, 'reconcile_paced');
   const database = openDatabase(store.url);
-  const reads = { setu: tap(setu, historyOp), cashfree: tap(cashfree, transferOp) };
+  const taps = { setu: tap(setu, setuOp), cashfree: tap(cashfree, cashfreeOp) };
   try {
     await migrate(database);
     const date = istYesterday(Date.now());
-    await seedReconcileDay(
-      database,
-      { setu, cashfree },
-      { date, payins: PACED_ROWS / 2, payouts: PACED_ROWS / 2 },
-    );
+    await seedReconcileDay(database, { setu, cashfree }, { date, ...mixOf(PACED_ROWS) });
     progress.line(
       `[${database.kind}] reconcile: ${PACED_ROWS.toLocaleString('en')} transactions at the default limits (paygate reconcile)`,
     );
@@ -344,18 +268,20 @@ async function pacedRun(
       callsPerS: (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000),
       maxInAnySecond: maxInAnySecond(times),
     });
+    const all = (t: ReturnType<typeof tap>) =>
+      [...t.times('read'), ...t.times('other')].sort((a, b) => a - b);
     const result = {
       transactions: PACED_ROWS,
-      setu: paced(reads.setu.times('read'), DEFAULT_LIMITS.setu),
-      cashfree: paced(reads.cashfree.times('read'), DEFAULT_LIMITS.cashfree),
+      setu: paced(all(taps.setu), DEFAULT_LIMITS.setu),
+      cashfree: paced(all(taps.cashfree), DEFAULT_LIMITS.cashfree),
     };
     progress.line(
-      `[${database.kind}] reconcile paced: at most ${result.setu.maxInAnySecond} calls in a second to Setu (limit ${DEFAULT_LIMITS.setu}), ${result.cashfree.maxInAnySecond} to Cashfree (limit ${DEFAULT_LIMITS.cashfree})`,
+      `[${database.kind}] reconcile paced: Setu ${result.setu.callsPerS.toFixed(1)} calls/s (limit ${DEFAULT_LIMITS.setu}), Cashfree ${result.cashfree.callsPerS.toFixed(1)} (limit ${DEFAULT_LIMITS.cashfree})`,
     );
     return result;
   } finally {
-    reads.setu.stop();
-    reads.cashfree.stop();
+    taps.setu.stop();
+    taps.cashfree.stop();
     await database.close();
     await store.drop();
   }
@@ -364,14 +290,18 @@ async function pacedRun(
 export function formatReconcile(r: ReconcileReport): string {
   const f = r.full;
   const p = r.paced;
+  const j = r.projection;
+  const n = (x: number) => x.toLocaleString('en');
   const line = (name: string, x: Paced) =>
-    `  ${name}: ${x.calls.toLocaleString('en')} reads at ${x.callsPerS.toFixed(1)}/s first to last, at most ${x.maxInAnySecond} in any second (limit ${x.limitPerS}/s)`;
+    `  ${name}: ${n(x.calls)} calls at ${x.callsPerS.toFixed(1)}/s first to last, at most ${x.maxInAnySecond} in any second (limit ${x.limitPerS}/s)`;
   return [
-    `reconcile (${r.kind}): ${f.transactions.toLocaleString('en')} transactions of one day (seeded in ${f.seedS.toFixed(1)} s), fakes answering in ${f.fakeLatencyMs} ms, limits raised`,
-    `  run at RECONCILE_AT in paygate serve: ${f.wallS.toFixed(1)} s (Setu ${f.perChannelS.setu.toFixed(1)} s, Cashfree ${f.perChannelS.cashfree.toFixed(1)} s), ${f.readsPerS.toFixed(0)} reads/s`,
-    `  RSS: ${f.idleMb.toFixed(0)} MB idle, ${f.peakMb.toFixed(0)} MB at peak: ${f.aboveIdleMb.toFixed(0)} MB above idle (target ${f.target}: ${f.met ? 'met' : 'NOT met'})`,
-    `  ${p.transactions.toLocaleString('en')} transactions at the default limits (paygate reconcile):`,
-    line('Setu /history', p.setu),
-    line('Cashfree GET /transfers', p.cashfree),
+    `reconcile (${r.kind}): ${n(f.perDay)} live transactions a day (60 % Setu pay-ins, half FAILED; 30 % Cashfree payouts; 10 % Setu refunds), the day and ${f.days - 1} days of lookback: ${n(f.rows)} rows (seeded in ${f.seedS.toFixed(1)} s)`,
+    `  full run in paygate serve at RECONCILE_AT, limits raised, fakes answering in ${f.fakeLatencyMs} ms: ${n(f.checked)} read back in ${f.wallS.toFixed(1)} s (Setu ${f.perChannelS.setu.toFixed(1)} s, Cashfree ${f.perChannelS.cashfree.toFixed(1)} s), ${f.readsPerS.toFixed(0)} reads/s`,
+    `  reads: Setu ${n(f.reads.setu)}, Cashfree ${n(f.reads.cashfree)}; calls: Setu ${n(f.calls.setu)}, Cashfree ${n(f.calls.cashfree)}`,
+    `  RSS of that process: ${f.idleMb.toFixed(0)} MB idle, ${f.peakMb.toFixed(0)} MB at peak (${f.aboveIdleMb.toFixed(0)} MB above idle; target < ${TARGET.rssMb} MB: ${j.met.rss ? 'met' : 'NOT met'})`,
+    `  ${n(p.transactions)} transactions of the mix at the default limits (paygate reconcile):`,
+    line('Setu', p.setu),
+    line('Cashfree', p.cashfree),
+    `  projected at the default limits (the full run's calls ÷ the paced calls/s, channels one after the other): Setu ${j.setuH.toFixed(2)} h + Cashfree ${j.cashfreeH.toFixed(2)} h = ${j.totalH.toFixed(2)} h (target < ${TARGET.hours} h: ${j.met.duration ? 'met' : 'NOT met'})`,
   ].join('\n');
 }

@@ -37,7 +37,12 @@ import {
   webhookSecrets,
 } from '../../src/callbacks/deliveries.repository.ts';
 import { claimDueEvents, insertChannelEvents, markApplied } from '../../src/live/notifications.repository.ts';
-import { createdPage, openIds, transactionsOf } from '../../src/reconcile/reconcile.repository.ts';
+import {
+  changeablePage,
+  createdPage,
+  openIds,
+  transactionsOf,
+} from '../../src/reconcile/reconcile.repository.ts';
 
 /** What a hot path's statement is issued with: a kysely that records it, and the database's own row locking. */
 export interface Issuer {
@@ -317,6 +322,18 @@ export const HOT_PATHS: HotPath[] = [
         v.now - 86_400_000,
         v.now,
         { createdAt: v.now - 5_000_000, paymentId: '' },
+        500,
+      ),
+  },
+  {
+    name: "reconcile: a page of a channel's transactions that became final in the lookback",
+    uses: [{ table: 'transactions', columns: ['channel', 'finalized_at', 'payment_id'] }],
+    issue: (on, v) =>
+      changeablePage(
+        on.db,
+        'setu',
+        { from: v.now - 8 * 86_400_000, to: v.now - 86_400_000, createdBefore: v.now - 86_400_000 },
+        { finalizedAt: v.now - 5 * 86_400_000, paymentId: '' },
         500,
       ),
   },

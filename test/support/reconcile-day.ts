@@ -2,9 +2,9 @@
  * A day of live transactions for reconciliation, put straight into the database (batched inserts)
  * and into the fake providers, as if Paygate had settled them through the fakes: Setu pay-ins (a
  * paid QR each; one in ten FAILED, a QR nobody paid) and Cashfree payouts (a transfer each; one in
- * ten FAILED). With `differences`, nine things the fakes hold that Paygate never heard of, and the
- * exceptions they must open, as `kind provider reference`: four move money and are booked through
- * the outcomes, five are differences of record.
+ * ten FAILED), and Setu refunds of its paid pay-ins when asked. With `differences`, nine things the
+ * fakes hold that Paygate never heard of, and the exceptions they must open, as `kind provider
+ * reference`: four move money and are booked through the outcomes, five are differences of record.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -13,13 +13,17 @@ import { insertTransactions, type TransactionRow } from '../../src/transactions/
 import { newTransaction } from '../../src/transactions/new-transaction.ts';
 import { istDayBounds } from '../../src/ist.ts';
 import type { FakeCashfree, FakeTransfer } from './fake-cashfree.ts';
-import type { FakePayment, FakeQr, FakeSetu } from './fake-setu.ts';
+import type { FakePayment, FakeQr, FakeRefund, FakeSetu } from './fake-setu.ts';
 
 export interface DaySpec {
   /** The IST day the transactions were created on. */
   date: string;
   payins: number;
   payouts: number;
+  /** Setu refunds, each of a SUCCESS pay-in of the day, SUCCESS at Setu (none unless given). */
+  refunds?: number;
+  /** One pay-in in this many is FAILED, a QR nobody paid (10 unless given; 2: half). */
+  failedEvery?: number;
   /** Put the nine differences into the fakes (needs at least ten of each). */
   differences?: boolean;
   /** Rows per INSERT. */
@@ -65,15 +69,20 @@ export async function seedReconcileDay(
     })
     .execute();
   const { from } = istDayBounds(spec.date);
-  const total = spec.payins + spec.payouts;
-  // Spread over the day, Setu's and Cashfree's interleaved, as a day's traffic is.
-  const createdAt = (n: number) => from + Math.floor((n * 86_000_000) / total);
-  const paymentId = (kind: 'i' | 'o', i: number) => `rc${kind}${tag}${String(i).padStart(23, '0')}`;
+  const refunds = spec.refunds ?? 0;
+  const failedEvery = spec.failedEvery ?? 10;
+  // Spread over the day, each kind's own evenly, interleaved, as a day's traffic is.
+  const createdAt = (i: number, count: number, shift: number) =>
+    from + Math.floor(((i + shift) * 86_000_000) / count);
+  const paymentId = (kind: 'i' | 'o' | 'r', i: number) => `rc${kind}${tag}${String(i).padStart(23, '0')}`;
+  const isFailed = (i: number) => i % failedEvery === failedEvery - 1;
+  // The first paid pay-ins, by index: the refunds return them (`qrFor` would search every QR).
+  const paid = new Map<number, FakePayment>();
   const expected: string[] = [];
 
   const payinRow = (i: number): TransactionRow => {
     const id = paymentId('i', i);
-    const at = createdAt(2 * i);
+    const at = createdAt(i, spec.payins, 0);
     const amount = 10_000 + (i % 997) * 100;
     const qr: FakeQr = {
       id: ulid(),
@@ -87,12 +96,13 @@ export async function seedReconcileDay(
       createdAt: new Date(at).toISOString(),
       attempts: [],
     };
-    const failed = i % 10 === 9;
+    const failed = isFailed(i);
     if (!failed) {
       const payment = paymentOn(qr, amount, rrn(i), at + 5_000);
       qr.attempts.push(payment);
       qr.payment = payment;
       qr.status = 'paid';
+      if (paid.size < refunds) paid.set(i, payment);
     }
     setu.qrs.set(qr.id, qr);
     return newTransaction({
@@ -117,7 +127,7 @@ export async function seedReconcileDay(
 
   const payoutRow = (i: number): TransactionRow => {
     const id = paymentId('o', i);
-    const at = createdAt(2 * i + 1);
+    const at = createdAt(i, spec.payouts, 0.5);
     const amount = 20_000 + (i % 991) * 100;
     const failed = i % 10 === 9;
     const t: FakeTransfer = {
@@ -169,8 +179,51 @@ export async function seedReconcileDay(
       assert.equal(inserted.size, rows.length, 'a seeded transaction was there already');
     }
   };
+  // The j-th refund returns the j-th paid pay-in, whole.
+  const refundRow = (j: number): TransactionRow => {
+    const of = Math.floor(j / (failedEvery - 1)) * failedEvery + (j % (failedEvery - 1));
+    const payment = paid.get(of);
+    if (!payment) throw new Error(`refund ${j}: pay-in ${of} was not paid`);
+    const at = createdAt(j, refunds, 0.25);
+    const crn = String(600_000_000_000 + j);
+    const refund: FakeRefund = {
+      id: ulid(),
+      paymentId: payment.id,
+      referenceId: paymentId('r', j),
+      amount: payment.amount,
+      ending: 'success',
+      crn,
+      createdAt: new Date(at).toISOString(),
+      visibleAt: at,
+      settleAt: at,
+    };
+    setu.refunds.set(refund.id, refund);
+    return newTransaction({
+      payment_id: refund.referenceId,
+      merchant_id: merchantId,
+      kind: 'refund',
+      flow: 'refund',
+      merchant_order_no: `rc-rf-${j}`,
+      amount: payment.amount,
+      currency: 'INR',
+      status: 'SUCCESS',
+      utr: crn,
+      channel_txn_id: refund.id,
+      channel: 'setu',
+      refund_of: paymentId('i', of),
+      channel_payment_id: payment.id,
+      channel_payment_txn_id: payment.txnId,
+      request_hash: `h${tag}r${j}`,
+      response_json: '{}',
+      created_at: at,
+      updated_at: at + 4_000,
+      finalized_at: at + 4_000,
+    });
+  };
+
   await insert(spec.payins, payinRow);
   await insert(spec.payouts, payoutRow);
+  await insert(refunds, refundRow);
 
   if (spec.differences) {
     if (spec.payins < 10 || spec.payouts < 10) throw new Error('differences need ten of each');
