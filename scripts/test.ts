@@ -13,16 +13,25 @@ import { longestFirst, root, runTests, testFiles } from './run-tests.ts';
 /** The longest files, longest first (by their time in a whole run on 2 cores). */
 const FIRST = [
   'test/dashboard/console-browser.test.ts',
-  'test/dashboard/sign-in-isolation-and-lists.test.ts',
+  'test/reconcile/after-final.test.ts',
+  'test/live/payins-production-rules.test.ts',
+  'test/live/payouts-sent-once.test.ts',
+  'test/live/channel-silence.test.ts',
+  'test/live/paygate-own-account.test.ts',
+  'test/channels/exchanges-match-provider-documents.test.ts',
+  'test/live/intake-cannot-be-starved.test.ts',
+  'test/live/notifications-stored-as-they-can-be.test.ts',
+  'test/live/refunds-through-setu.test.ts',
   'test/cli/channels-check.test.ts',
+  'test/disputes/disputes-through-setu.test.ts',
+  'test/dashboard/phone-layout-browser.test.ts',
+  'test/dashboard/sign-in-isolation-and-lists.test.ts',
+  'test/cli/channels-rehearse.test.ts',
   'test/cli/commands.test.ts',
   'test/reconcile/differences.test.ts',
   'test/live/live-merchant-end-to-end.test.ts',
   'test/live/setu-and-cashfree-flows.test.ts',
   'test/dashboard/users.test.ts',
-  'test/dashboard/phone-layout-browser.test.ts',
-  'test/live/payouts-sent-once.test.ts',
-  'test/live/payins-production-rules.test.ts',
 ];
 
 const examples = readdirSync(path.join(root, 'examples'), { withFileTypes: true })
