@@ -110,8 +110,6 @@ describe(
         const at = seenThere.calls.map((c) => c.at).sort((a, b) => a - b);
         assert.ok(at.length >= PAYOUTS);
         for (const id of ids) assert.equal(seenThere.created[id], 1, `${id} sent once`);
-        if (process.env.SOAK_DUMP)
-          (await import('node:fs')).writeFileSync(process.env.SOAK_DUMP, JSON.stringify(at));
         const [most, rate] = [busiestSecond(at), middleRate(at)];
         const seen =
           `the busiest second held ${most} calls; the middle of the run went at ${rate.toFixed(1)} a second; ` +
