@@ -40,11 +40,21 @@ export function longestFirst(files: string[], first: string[]): string[] {
  * its status. With `compiled`, a run of all of `files` runs them compiled (`compile-tests.ts`);
  * files named in `argv` run through tsx, as they are.
  */
-export function runTests(
+export function runTests(files: string[], nodeArgs: string[], options: RunOptions = {}): never {
+  process.exit(runTestsOnce(files, nodeArgs, options));
+}
+
+interface RunOptions {
+  argv?: string[];
+  compiled?: boolean;
+}
+
+/** Runs `files` with node's test runner as `runTests` does, and answers its exit status. */
+export function runTestsOnce(
   files: string[],
   nodeArgs: string[],
-  { argv = process.argv.slice(2), compiled = false }: { argv?: string[]; compiled?: boolean } = {},
-): never {
+  { argv = process.argv.slice(2), compiled = false }: RunOptions = {},
+): number {
   // The `paygate` processes the tests start run dist/ when it is current, and the sources through
   // tsx otherwise, at more than twice the CPU: an edited tree is built first (about 8 s; a type
   // error is reported, and the tests run all the same).
@@ -66,7 +76,7 @@ export function runTests(
       stdio: 'inherit',
     },
   );
-  process.exit(run.status ?? 1);
+  return run.status ?? 1;
 }
 
 /** The compiled `files` (relative to the repository) and the flags that run them. */
