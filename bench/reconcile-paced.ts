@@ -2,7 +2,7 @@
  * The reconcile scenario's paced phase: on the full-size database just seeded, a `paygate serve` at
  * the default provider limits reconciles the day at RECONCILE_AT, one channel per process (the
  * other provider not configured: the scheduler runs the channels one after the other, and Setu's
- * alone takes hours), each watched for a bounded time. Its RSS is sampled every second: idle (the
+ * alone takes hours), each watched for a bounded time. Its RSS is sampled every 250 ms: idle (the
  * 3 s before RECONCILE_AT), at peak (the kernel's high-water mark from RECONCILE_AT on), and the
  * highest of each 30 s, to show whether what the process holds grows with the rows read. The
  * phase's runs are then stopped and forgotten (runs and leases of the day deleted) so that the
@@ -17,7 +17,7 @@ import { startGateway } from './processes.ts';
 import { rssMb, tap } from './reconcile-watch.ts';
 import { connect } from './store.ts';
 
-export const PACED_WATCH_S = { setu: 150, cashfree: 90 };
+export const PACED_WATCH_S = { setu: 150, cashfree: 300 };
 const SLICE_S = 30;
 
 export interface PacedPhase {
@@ -98,7 +98,7 @@ async function pacedPhase(
       else samples.push({ at: Date.now(), mb });
     };
     await sleep(at - 3_000 - Date.now());
-    const sampler = setInterval(sample, 1000);
+    const sampler = setInterval(sample, 250);
     sample();
     await sleep(at - 200 - Date.now());
     let hwmReset = false;

@@ -326,7 +326,7 @@ export function formatReconcile(r: ReconcileReport): string {
     `  ${n(p.transactions)} transactions of the mix at the default limits (paygate reconcile):`,
     line('Setu', p.setu),
     line('Cashfree', p.cashfree),
-    `  paced phases on the same ${n(f.rows)} rows, paygate serve at RECONCILE_AT at the default limits, one channel per process, RSS sampled every second:`,
+    `  paced phases on the same ${n(f.rows)} rows, paygate serve at RECONCILE_AT at the default limits, one channel per process, RSS sampled every 250 ms:`,
     ...r.pacedAtDefaults.map(
       (x) =>
         `  ${x.channel}: ${n(x.reads)} read (${n(x.calls)} calls, ${x.callsPerS.toFixed(1)}/s, limit ${x.limitPerS}/s) in ${x.watchedS} s; RSS ${x.idleMb.toFixed(0)} MB idle, ${x.peakMb.toFixed(0)} MB at peak; highest per 30 s: ${x.slicesMb.map((m) => m.toFixed(0)).join(', ')} MB`,
