@@ -100,10 +100,11 @@ statistics.
 reconcile is not in the default set: 2,000 live transactions (60 % Setu pay-ins, half FAILED; 30 %
 Cashfree payouts; 10 % Setu refunds) reconciled by paygate reconcile at the default limits (the calls
 per second each fake saw); then a day of 100,000 of that mix and 7 days of lookback (800,000 rows) put
-into the database and the fake providers (each answer 20 ms), reconciled by a gateway at
-RECONCILE_AT with the limits raised: wall time, reads and calls per provider, peak RSS (target
+into the database and the fake providers (each answer 20 ms); on it, a gateway per channel at the
+default limits reconciles at RECONCILE_AT for 150 s (Setu) and 300 s (Cashfree), its RSS sampled
+over time; then a gateway reconciles the whole at RECONCILE_AT with the limits raised: wall time, reads and calls per provider, peak RSS (target
 < 150 MB), and the duration projected at the default limits from the measured rates (target < 6 h).
-It waits for a whole minute to start; run it with --only reconcile.`;
+Each gateway waits for a whole minute to start; run it with --only reconcile.`;
 
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;

@@ -3,6 +3,8 @@
  * fakes, in this process, each answer taking 20 ms), the days put straight into the database and
  * the fakes. A day is `reconcileRows` transactions: 60 % Setu pay-ins (half of them FAILED, a QR
  * nobody paid), 30 % Cashfree payouts (one in ten FAILED), 10 % Setu refunds (SUCCESS). Two runs:
+ * - paced at defaults (bench/reconcile-paced.ts): on the full run's database once seeded, each
+ *   channel reconciled by a `paygate serve` at the default limits for a bounded time, its RSS over time;
  * - full: the day plus LOOKBACK_DAYS such days before it (what became final then is read back:
  *   FAILED pay-ins, refunds, payouts SUCCESS), reconciled by a `paygate serve` process at
  *   RECONCILE_AT with the providers' limits raised: its wall time, the reads and calls each fake
@@ -23,6 +25,7 @@ import { cliAsync } from '../test/support/process.ts';
 import type { Progress } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { startGateway } from './processes.ts';
+import { pacedPhases, type PacedPhase } from './reconcile-paced.ts';
 import { maxInAnySecond, tap, watchRuns, type Watched } from './reconcile-watch.ts';
 import { connect, freshDatabase } from './store.ts';
 
@@ -54,6 +57,8 @@ export interface ReconcileReport {
     peakMb: number;
     aboveIdleMb: number;
   };
+  /** On the full-size database at the default limits, one channel per process, for a bounded time. */
+  pacedAtDefaults: PacedPhase[];
   paced: {
     transactions: number;
     setu: Paced;
@@ -116,7 +121,13 @@ export async function runReconcile(opts: BenchOptions, progress: Progress): Prom
     const cashfreeH = full.report.calls.cashfree / paced.cashfree.callsPerS / 3600;
     const totalH = setuH + cashfreeH;
     const met = { duration: totalH < TARGET.hours, rss: full.report.peakMb < TARGET.rssMb };
-    return { kind: full.kind, full: full.report, paced, projection: { setuH, cashfreeH, totalH, met } };
+    return {
+      kind: full.kind,
+      full: full.report,
+      pacedAtDefaults: full.pacedAtDefaults,
+      paced,
+      projection: { setuH, cashfreeH, totalH, met },
+    };
   } finally {
     await setu.stop();
     await cashfree.stop();
@@ -130,12 +141,26 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
   const perDay = opts.reconcileRows;
   const days = LOOKBACK_DAYS + 1;
   const expected = perDay + LOOKBACK_DAYS * changeable(mixOf(perDay));
-  const taps = { setu: tap(setu, setuOp), cashfree: tap(cashfree, cashfreeOp) };
-  const count = (op: string) => taps.setu.times(op).length + taps.cashfree.times(op).length;
+  let taps: { setu: ReturnType<typeof tap>; cashfree: ReturnType<typeof tap> } | null = null;
+  const count = (op: string) => taps!.setu.times(op).length + taps!.cashfree.times(op).length;
   let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
   try {
     await migrate(database);
-    const day = await seedDays(store.url, database, { setu, cashfree }, perDay, progress);
+    const seeded = await seedDays(store.url, database, { setu, cashfree }, perDay, progress);
+    progress.line(
+      `[${kind}] reconcile: ${(perDay * days).toLocaleString('en')} seeded in ${seeded.seedS.toFixed(1)} s; paced phases at the default limits first`,
+    );
+    const ops = { setu: setuOp, cashfree: cashfreeOp };
+    const pacedAtDefaults = await pacedPhases(
+      store.url,
+      kind,
+      seeded.date,
+      { setu, cashfree, ops },
+      progress,
+    );
+    const day = { ...seeded, at: Math.ceil((Date.now() + 45_000) / 60_000) * 60_000 };
+    if (istYesterday(day.at) !== day.date) throw new Error('the IST day turned during the paced phases');
+    taps = { setu: tap(setu, setuOp), cashfree: tap(cashfree, cashfreeOp) };
     gateway = await startGateway(store.url, {
       ...setu.env(),
       ...cashfree.env(),
@@ -146,7 +171,7 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
     });
     if (Date.now() > day.at - 5_000) throw new Error('the gateway started too late to be seen idle');
     progress.line(
-      `[${kind}] reconcile: ${(perDay * days).toLocaleString('en')} seeded in ${day.seedS.toFixed(1)} s; the gateway waits for RECONCILE_AT (${Math.round((day.at - Date.now()) / 1000)} s)`,
+      `[${kind}] reconcile: the accelerated gateway waits for RECONCILE_AT (${Math.round((day.at - Date.now()) / 1000)} s)`,
     );
     const watched = await watchRuns(gateway.pid, store.url, day, (peak) =>
       progress.update(
@@ -163,10 +188,10 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
     progress.line(
       `[${kind}] reconcile: ${expected.toLocaleString('en')} read back in ${report.wallS.toFixed(1)} s; RSS ${report.idleMb.toFixed(0)} MB idle, ${report.peakMb.toFixed(0)} MB at peak`,
     );
-    return { kind, report };
+    return { kind, report, pacedAtDefaults };
   } finally {
-    taps.setu.stop();
-    taps.cashfree.stop();
+    taps?.setu.stop();
+    taps?.cashfree.stop();
     await gateway?.stop();
     await database.close();
     await store.drop();
@@ -175,8 +200,8 @@ async function fullRun(opts: BenchOptions, progress: Progress, setu: FakeSetu, c
 
 /**
  * Seeds the day that a run at RECONCILE_AT reconciles (yesterday, IST) and the LOOKBACK_DAYS before
- * it, then sets RECONCILE_AT to the first whole minute at least 45 s away (the gateway's start and
- * a look at the idle process come first).
+ * it (the runs' RECONCILE_AT is set after, to a whole minute far enough for the gateway's start
+ * and a look at the idle process).
  */
 async function seedDays(
   url: string,
@@ -184,7 +209,7 @@ async function seedDays(
   fakes: { setu: FakeSetu; cashfree: FakeCashfree },
   perDay: number,
   progress: Progress,
-): Promise<{ at: number; date: string; seedS: number }> {
+): Promise<{ date: string; seedS: number }> {
   const t0 = Date.now();
   const date = istYesterday(t0);
   const mix = mixOf(perDay);
@@ -201,9 +226,8 @@ async function seedDays(
     await conn.run('analyze transactions');
     await conn.close();
   }
-  const at = Math.ceil((Date.now() + 45_000) / 60_000) * 60_000;
-  if (istYesterday(at) !== date) throw new Error('the IST day turned while seeding: run it again');
-  return { at, date, seedS };
+  if (istYesterday(Date.now()) !== date) throw new Error('the IST day turned while seeding: run it again');
+  return { date, seedS };
 }
 
 /** The full run's figures; throws unless the runs checked every transaction expected. */
@@ -302,6 +326,11 @@ export function formatReconcile(r: ReconcileReport): string {
     `  ${n(p.transactions)} transactions of the mix at the default limits (paygate reconcile):`,
     line('Setu', p.setu),
     line('Cashfree', p.cashfree),
+    `  paced phases on the same ${n(f.rows)} rows, paygate serve at RECONCILE_AT at the default limits, one channel per process, RSS sampled every 250 ms:`,
+    ...r.pacedAtDefaults.map(
+      (x) =>
+        `  ${x.channel}: ${n(x.reads)} read (${n(x.calls)} calls, ${x.callsPerS.toFixed(1)}/s, limit ${x.limitPerS}/s) in ${x.watchedS} s; RSS ${x.idleMb.toFixed(0)} MB idle, ${x.peakMb.toFixed(0)} MB at peak; highest per 30 s: ${x.slicesMb.map((m) => m.toFixed(0)).join(', ')} MB`,
+    ),
     `  projected at the default limits (the full run's calls ÷ the paced calls/s, channels one after the other): Setu ${j.setuH.toFixed(2)} h + Cashfree ${j.cashfreeH.toFixed(2)} h = ${j.totalH.toFixed(2)} h (target < ${TARGET.hours} h: ${j.met.duration ? 'met' : 'NOT met'})`,
   ].join('\n');
 }
