@@ -22,7 +22,6 @@ import { AuthFailureLimit, authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './errors.ts';
 import { countExceptions, countOpenExceptions } from './exceptions/exceptions.repository.ts';
-import { channelBackoffMetric } from './channels/channel-backoff.metrics.ts';
 import {
   channelMetrics,
   createMetrics,
@@ -164,7 +163,6 @@ function background(
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));
   silenceMetrics(metrics, () => services.silence.read());
-  channelBackoffMetric(metrics.registry, [services.setu, services.cashfree]);
   exceptionMetrics(
     metrics,
     () => countExceptions(database.db),

@@ -27,8 +27,7 @@ import {
   type ChannelAnswer,
 } from '../channel-http.ts';
 import { pollDelay } from '../setu/setu.channel.ts';
-import type { TurnStore } from '../../db/channel-turns.ts';
-import { callGate } from '../shared-throttle.ts';
+import { Throttle } from '../throttle.ts';
 
 /** Cashfree's code for a transfer_id it does not know (its document's example for GET /transfers). */
 const TRANSFER_NOT_FOUND = 'transfer_id_not_found';
@@ -80,13 +79,9 @@ export class CashfreeChannel implements Channel {
 
   constructor(
     private readonly settings: CashfreeSettings,
-    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number; turns?: TurnStore | null },
+    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number },
   ) {
-    this.http = new ChannelHttp(
-      this.name,
-      options.timeoutMs,
-      callGate(this.name, options.maxRps, options.pollMs, options.turns ?? null),
-    );
+    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
   }
 
   private headers(): Record<string, string> {
