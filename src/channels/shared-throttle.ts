@@ -15,15 +15,21 @@ import type { TurnGrant, TurnStore } from '../db/channel-turns.ts';
 import { backoffCapMs, Throttle, type CallGate, type Turn } from './throttle.ts';
 
 /**
- * Turns are spaced 2 % wider than the limit, and a call may start at most three quarters of a gap
- * late: a second then holds at most the limit's turns, and the network's and the timers' jitter
- * (a call that arrives a little early or late) stay within the limit and a call or two.
+ * Turns are spaced 2 % wider than the limit: the limit's turns then span 20 ms more than a second,
+ * whatever the limit, and a call may start up to LATE_MS after its turn (a busy event loop) with
+ * no second, wherever it is measured from, holding more than the limit's calls. The network's and
+ * the timers' jitter (a call that arrives a little early or late) stay within a call or two.
  */
 const SPACING = 1.02;
+/** How late a call may start after its turn: within the 20 ms the spacing leaves, less a millisecond for the clocks. */
+const LATE_MS = 1000 * (SPACING - 1) - 1;
 /** How far ahead of its calls a process holds turns, at least (twice the database's answer time when that is longer). */
 const LOOKAHEAD_MS = 100;
-/** The most a first turn is set after the database's now, for the time its answer takes to come back. */
-const MAX_LEAD_MS = 1000;
+/**
+ * The most a first turn is set after the database's now, for the time its answer takes to come
+ * back: the cluster's turns before it go unused, so one slow answer must not leave a hole in them.
+ */
+const MAX_LEAD_MS = LOOKAHEAD_MS;
 /** The longest pause a provider's answer can ask for: a wrong header must not stop payouts for a day. */
 const MAX_PAUSE_MS = 300_000;
 const FIRST_LIMITED_MS = 1000;
@@ -39,8 +45,6 @@ export class SharedThrottle implements CallGate {
   private readonly gapMs: number;
   /** Turns taken in one statement at most: a tenth of a second's worth. */
   private readonly block: number;
-  /** How late a call may start after its turn before it takes another. */
-  private readonly lateMs: number;
   private readonly waiting: Waiter[] = [];
   private taking = false;
   /** This process's clock when its last turn comes. */
@@ -70,7 +74,6 @@ export class SharedThrottle implements CallGate {
     if (!(maxPerSecond >= 1)) throw new Error('a throttle needs a rate of at least 1 a second');
     this.gapMs = (1000 / maxPerSecond) * SPACING;
     this.block = Math.max(1, Math.ceil(maxPerSecond / 10));
-    this.lateMs = Math.max(this.gapMs * 0.75, 5);
   }
 
   take(notAfter = Infinity): Promise<Turn> {
@@ -99,7 +102,7 @@ export class SharedThrottle implements CallGate {
           this.channel,
           Math.min(this.waiting.length, this.block),
           this.gapMs,
-          Math.min(2 * this.roundTripMs, MAX_LEAD_MS),
+          Math.min(this.roundTripMs, MAX_LEAD_MS),
         );
         const answered = this.now();
         // A slow answer counts at once; a fast one lowers the estimate slowly.
@@ -171,8 +174,8 @@ export class SharedThrottle implements CallGate {
     const early = at - this.now();
     if (early > 0) await sleep(early);
     const now = this.now();
-    const heldBack = this.pausedUntil > at + this.lateMs;
-    if (now <= at + this.lateMs && !heldBack) return w.resolve(true);
+    const heldBack = this.pausedUntil > at + LATE_MS;
+    if (now <= at + LATE_MS && !heldBack) return w.resolve(true);
     if (w.notAfter < now) return w.resolve('claim');
     this.waiting.unshift(w);
     void this.takeTurns();
