@@ -98,11 +98,13 @@ export class SharedThrottle implements CallGate {
         this.dropExpired();
         if (this.waiting.length === 0) break;
         const asked = this.now();
+        const latest = this.waiting.reduce((most, w) => Math.max(most, w.notAfter), -Infinity);
         const grant = await this.store.reserve(
           this.channel,
           Math.min(this.waiting.length, this.block),
           this.gapMs,
           Math.min(this.roundTripMs, MAX_LEAD_MS),
+          latest - asked,
         );
         const answered = this.now();
         // A slow answer counts at once; a fast one lowers the estimate slowly.
@@ -143,6 +145,9 @@ export class SharedThrottle implements CallGate {
   /** Gives the turns of `grant` (on the database's clock; `offset` carries them to this process's) to the callers first in line. */
   private handOut(grant: TurnGrant, offset: number): void {
     this.hear(grant, offset);
+    // No turn came within any caller's claim (the database kept it for a caller who can use it).
+    const none: Turn = grant.backoffMs > 0 ? 'backoff' : 'claim';
+    if (grant.count === 0) for (const w of this.waiting.splice(0)) w.resolve(none);
     for (let i = 0; i < grant.count; i++) {
       const at = grant.firstAt + i * grant.spacingMs + offset;
       this.lastTurn = Math.max(this.lastTurn, at);

@@ -35,9 +35,11 @@ export interface TurnGrant {
 export interface TurnStore {
   /**
    * The next `count` turns `gapMs` apart (one turn, a back-off after the last, while backing off),
-   * the first no sooner than `leadMs` after the database's now (the time the answer takes to arrive).
+   * the first no sooner than `leadMs` after the database's now (the time the answer takes to arrive)
+   * and no later than `withinMs` after it: a first turn later than that is not taken (count 0,
+   * `firstAt` when it would come), so a turn nobody could use is not lost to the cluster.
    */
-  reserve(channel: string, count: number, gapMs: number, leadMs: number): Promise<TurnGrant>;
+  reserve(channel: string, count: number, gapMs: number, leadMs: number, withinMs: number): Promise<TurnGrant>;
   /** A call failed (5xx, no answer): counted, and the back-off begun or doubled. Answers the back-off. */
   failed(channel: string, capMs: number): Promise<number>;
   /** A call was answered: the failures and back-off end, and the next turn comes a gap after the last. */
@@ -56,6 +58,29 @@ export function channelTurns(database: Pick<Database, 'kind' | 'db'>): TurnStore
 /** The database's clock in ms, read when the statement runs. */
 const DB_NOW = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::double precision`;
 
+/** The furthest ahead a turn is asked for (a caller with no deadline): a day. */
+const MAX_WITHIN_MS = 86_400_000;
+
+interface TurnsRow {
+  next: number;
+  backoff: number;
+  paused: number;
+  failures: number;
+  now: number;
+}
+
+function grant(r: TurnsRow, firstAt: number, count: number, spacingMs: number): TurnGrant {
+  return {
+    firstAt,
+    count,
+    spacingMs,
+    dbNow: Number(r.now),
+    backoffMs: Number(r.backoff),
+    pausedUntil: Number(r.paused),
+    failures: Number(r.failures),
+  };
+}
+
 class PostgresTurns implements TurnStore {
   private readonly made = new Set<string>();
 
@@ -72,34 +97,37 @@ class PostgresTurns implements TurnStore {
     this.made.add(channel);
   }
 
-  async reserve(channel: string, count: number, gapMs: number, leadMs: number): Promise<TurnGrant> {
+  async reserve(
+    channel: string,
+    count: number,
+    gapMs: number,
+    leadMs: number,
+    withinMs: number,
+  ): Promise<TurnGrant> {
     await this.row(channel);
     const taken = sql<number>`case when l.backoff_ms > 0 then l.backoff_ms else ${count * gapMs}::double precision end`;
-    const { rows } = await sql<{
-      next: number;
-      backoff: number;
-      paused: number;
-      failures: number;
-      now: number;
-    }>`update channel_limits as l
-      set next_turn_at = greatest(l.next_turn_at, n.ms + ${leadMs}::double precision, l.paused_until) + ${taken}
+    const first = sql<number>`greatest(l.next_turn_at, n.ms + ${leadMs}::double precision, l.paused_until)`;
+    const within = Math.min(withinMs, MAX_WITHIN_MS);
+    const { rows } = await sql<TurnsRow>`update channel_limits as l
+      set next_turn_at = ${first} + ${taken}
       from (select ${DB_NOW} as ms) as n
-      where l.channel = ${channel}
+      where l.channel = ${channel} and ${first} <= n.ms + ${within}::double precision
       returning l.next_turn_at as next, l.backoff_ms as backoff, l.paused_until as paused,
         l.failures as failures, n.ms as now`.execute(this.db);
-    const r = rows[0]!;
-    const backoff = Number(r.backoff);
-    const spacingMs = backoff > 0 ? backoff : gapMs;
-    const granted = backoff > 0 ? 1 : count;
-    return {
-      firstAt: Number(r.next) - granted * spacingMs,
-      count: granted,
-      spacingMs,
-      dbNow: Number(r.now),
-      backoffMs: backoff,
-      pausedUntil: Number(r.paused),
-      failures: Number(r.failures),
-    };
+    if (rows[0]) {
+      const r = rows[0];
+      const backoff = Number(r.backoff);
+      const spacingMs = backoff > 0 ? backoff : gapMs;
+      const granted = backoff > 0 ? 1 : count;
+      return grant(r, Number(r.next) - granted * spacingMs, granted, spacingMs);
+    }
+    // The first turn comes too late for every caller waiting: it is left for one who can use it.
+    const { rows: later } = await sql<TurnsRow>`select ${first} as next, l.backoff_ms as backoff,
+        l.paused_until as paused, l.failures as failures, n.ms as now
+      from channel_limits as l, (select ${DB_NOW} as ms) as n
+      where l.channel = ${channel}`.execute(this.db);
+    const r = later[0]!;
+    return grant(r, Number(r.next), 0, gapMs);
   }
 
   async failed(channel: string, capMs: number): Promise<number> {

@@ -44,9 +44,9 @@ describe(
     });
 
     /** A gate per process for a provider of its own. */
-    function gates(): SharedThrottle[] {
+    function gates(capMs = 1000): SharedThrottle[] {
       const name = `provider-${++channel}`;
-      return databases.map((d) => new SharedThrottle(RPS, name, channelTurns(d)!, 1000));
+      return databases.map((d) => new SharedThrottle(RPS, name, channelTurns(d)!, capMs));
     }
 
     it('starts at most the limit and one call in any second between them, and uses the limit', async () => {
@@ -96,6 +96,31 @@ describe(
       const again = Date.now();
       assert.equal(await a!.take(), true);
       assert.ok(Date.now() - again < 500, 'calls go at the limit again');
+    });
+
+    it('a back-off longer than a caller’s claim, begun by another process, still lets a probe through', async () => {
+      // Process a (a reconciliation run during an outage) fails its calls until the back-off reaches its cap, 4 s.
+      const [a, b] = gates(4000);
+      // Three failures begin it at 1 s; a failure a back-off later doubles it: 2 s, then 4 s.
+      for (const ms of [20, 20, 1100, 2200, 100]) {
+        a!.failed();
+        await new Promise((r) => setTimeout(r, ms));
+      }
+      assert.equal(await b!.backoffMs(), 4000);
+      // Process b sends with a claim of one second, asking again every 250 ms as a worker's poll would.
+      const asked = Date.now();
+      const answers = new Set<string>();
+      let turn: Awaited<ReturnType<SharedThrottle['take']>> = 'claim';
+      while (turn !== true && Date.now() - asked < 12_000) {
+        turn = await b!.take(Date.now() + 1000);
+        answers.add(String(turn));
+        if (turn !== true) await new Promise((r) => setTimeout(r, 250));
+      }
+      // A turn too late for every caller is left for one who can use it: the probe comes within a back-off.
+      assert.equal(turn, true, `no probe in 12 s (answers: ${[...answers].join(', ')})`);
+      assert.ok(answers.has('backoff'), 'the calls before the probe were held by the back-off');
+      assert.ok(Date.now() - asked <= 4000 + 1500, `the probe went ${Date.now() - asked} ms later`);
+      b!.passed();
     });
   },
 );
