@@ -158,7 +158,7 @@ export class SharedThrottle implements CallGate {
         w = this.waiting.shift();
       }
       if (!w) return;
-      void this.startAt(w, at);
+      void this.startAt(w, at, grant.backoffMs > 0);
     }
     // A probe a back-off away is given: the next would come later still.
     if (grant.backoffMs > 0) for (const w of this.waiting.splice(0)) w.resolve('backoff');
@@ -175,12 +175,13 @@ export class SharedThrottle implements CallGate {
    * Starts the caller at its turn, unless it woke late or its turn falls in a pause heard of since
    * (the database may have given it before the pause was written): then it waits for another.
    */
-  private async startAt(w: Waiter, at: number): Promise<void> {
+  private async startAt(w: Waiter, at: number, probe: boolean): Promise<void> {
     const early = at - this.now();
     if (early > 0) await sleep(early);
     const now = this.now();
     const heldBack = this.pausedUntil > at + LATE_MS;
-    if (now <= at + LATE_MS && !heldBack) return w.resolve(true);
+    // A probe while the provider backs off is the only call of its back-off: late, it crowds nobody.
+    if ((now <= at + LATE_MS || (probe && now <= w.notAfter)) && !heldBack) return w.resolve(true);
     if (w.notAfter < now) return w.resolve('claim');
     this.waiting.unshift(w);
     void this.takeTurns();

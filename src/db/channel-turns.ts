@@ -39,7 +39,13 @@ export interface TurnStore {
    * and no later than `withinMs` after it: a first turn later than that is not taken (count 0,
    * `firstAt` when it would come), so a turn nobody could use is not lost to the cluster.
    */
-  reserve(channel: string, count: number, gapMs: number, leadMs: number, withinMs: number): Promise<TurnGrant>;
+  reserve(
+    channel: string,
+    count: number,
+    gapMs: number,
+    leadMs: number,
+    withinMs: number,
+  ): Promise<TurnGrant>;
   /** A call failed (5xx, no answer): counted, and the back-off begun or doubled. Answers the back-off. */
   failed(channel: string, capMs: number): Promise<number>;
   /** A call was answered: the failures and back-off end, and the next turn comes a gap after the last. */
