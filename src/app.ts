@@ -22,6 +22,7 @@ import { AuthFailureLimit, authHook } from './http/auth.ts';
 import { commonSchemas, ErrorEnvelopeSchema, ValidationErrorSchema } from './http/common.schemas.ts';
 import { AppError } from './errors.ts';
 import { countExceptions, countOpenExceptions } from './exceptions/exceptions.repository.ts';
+import { channelBackoffMetric } from './channels/channel-backoff.metrics.ts';
 import {
   channelMetrics,
   createMetrics,
@@ -163,6 +164,7 @@ function background(
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));
   silenceMetrics(metrics, () => services.silence.read());
+  channelBackoffMetric(metrics.registry, [services.setu, services.cashfree]);
   exceptionMetrics(
     metrics,
     () => countExceptions(database.db),

@@ -4,6 +4,7 @@
  */
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { channelTurns, type TurnStore } from './db/channel-turns.ts';
 import type { Channel } from './channels/channel.ts';
 import type { ChannelObserver } from './channels/channel-http.ts';
 import { CashfreeChannel } from './channels/cashfree/cashfree.channel.ts';
@@ -61,8 +62,10 @@ export interface Services {
 export function liveChannels(
   config: Config,
   now: () => number = Date.now,
+  /** Where the cluster's turns to call each provider are kept (PostgreSQL); this process's own otherwise. */
+  turns: TurnStore | null = null,
 ): { setu: SetuChannel | null; cashfree: CashfreeChannel | null } {
-  const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs };
+  const timing = { timeoutMs: config.channelTimeoutMs, pollMs: config.channelPollMs, turns };
   return {
     setu: config.setu ? new SetuChannel(config.setu, { ...timing, maxRps: config.setuMaxRps, now }) : null,
     cashfree: config.cashfree
@@ -74,7 +77,7 @@ export function liveChannels(
 export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
   const { db } = database;
   const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
-  const { setu, cashfree } = liveChannels(config, now);
+  const { setu, cashfree } = liveChannels(config, now, channelTurns(database));
   const byName = new Map<string, Channel>(
     [sandboxChannel, setu, cashfree]
       .filter((c): c is NonNullable<typeof c> => c !== null)

@@ -8,8 +8,8 @@ import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
 import { undici } from '../outbound/undici.ts';
 import { errorKindOf } from '../outbound/error-kinds.ts';
-import { CLAIM_EXPIRED, ChannelFailure } from './channel.ts';
-import { retryAfterMs, type Throttle } from './throttle.ts';
+import { CHANNEL_BACKOFF, CLAIM_EXPIRED, ChannelFailure } from './channel.ts';
+import { retryAfterMs, type CallGate } from './throttle.ts';
 
 /** Told after each request: its channel, its operation, how it ended and how long it took. */
 export type ChannelObserver = (channel: string, operation: string, outcome: string, seconds: number) => void;
@@ -52,8 +52,8 @@ export class ChannelHttp {
   constructor(
     readonly channel: string,
     private readonly timeoutMs: number,
-    /** The provider's per-process call limit (CASHFREE_MAX_RPS, SETU_MAX_RPS); none when absent. */
-    private readonly throttle: Throttle | null = null,
+    /** The provider's call limit (CASHFREE_MAX_RPS, SETU_MAX_RPS) and back-off; none when absent. */
+    readonly gate: CallGate | null = null,
   ) {}
 
   /** The keep-alive pool, made by the first call. */
@@ -75,8 +75,15 @@ export class ChannelHttp {
    */
   async send(req: ChannelRequest): Promise<ChannelAnswer> {
     // The wait for a turn is not part of the call: CHANNEL_TIMEOUT_MS starts when the request does.
-    const turn = (await this.throttle?.take(req.notAfter)) ?? true;
-    if (!turn || (req.notAfter !== undefined && Date.now() > req.notAfter))
+    const turn = (await this.gate?.take(req.notAfter)) ?? true;
+    if (turn === 'backoff')
+      throw new ChannelFailure(
+        'unavailable',
+        this.channel,
+        CHANNEL_BACKOFF,
+        `${this.channel} ${req.operation}: not sent, ${this.channel} fails every call and its calls back off`,
+      );
+    if (turn !== true || (req.notAfter !== undefined && Date.now() > req.notAfter))
       throw new ChannelFailure(
         'unavailable',
         this.channel,
@@ -111,13 +118,15 @@ export class ChannelHttp {
         throw Object.assign(new Error('answer too large'), { code: 'ERR_ANSWER_TOO_LARGE' });
       }
       const text = await res.body.text();
-      if (res.statusCode === 429) this.throttle?.limited(retryAfterMs(res.headers));
-      else this.throttle?.passed();
+      if (res.statusCode === 429) this.gate?.limited(retryAfterMs(res.headers));
+      else if (res.statusCode >= 500) this.gate?.failed();
+      else this.gate?.passed();
       done(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`);
       return { status: res.statusCode, body: parseObject(text) };
     } catch (err) {
       const kind = errorKindOf(err);
       done(kind);
+      this.gate?.failed();
       const sent = !(kind === 'refused' || kind === 'dns' || kind === 'tls');
       throw new ChannelFailure(
         sent ? 'unknown' : 'unavailable',

@@ -165,6 +165,12 @@ export interface RefundRail {
 export const CLAIM_EXPIRED = 'claim_expired';
 
 /**
+ * The code of a call Paygate did not send because the provider fails every call and its calls back
+ * off as a whole (`CallGate`): its turn would have come later than one back-off from now.
+ */
+export const CHANNEL_BACKOFF = 'channel_backoff';
+
+/**
  * Why a channel call did not give an answer. `unavailable`: the channel did not take the request
  * (it could not be reached, 401 or 429): safe to send again later. `unknown`: it may have been
  * acted on (a timeout, a reset, a 5xx): for a payout, the channel is asked before anything is sent

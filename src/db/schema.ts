@@ -116,6 +116,8 @@ export interface TransactionTable {
    * payout; it is sent again only when a read at least CHANNEL_POLL_MS later says so too. Null otherwise.
    */
   not_found_at: number | null;
+  /** Reads of the transaction that failed in a row (an error, 5xx or no answer); 0 after one that did not. */
+  read_failures: number;
   /** When a payout's money came back after SUCCESS (the beneficiary's bank returned it), or null. */
   reversed_at: number | null;
   /** A refund's pay-in (its payment_id); null for pay-ins and payouts. A refund's `merchant_order_no` is its merchant_refund_no. */
@@ -294,6 +296,22 @@ export interface DisputeTable {
   decided_by: string | null;
 }
 
+/**
+ * A provider's calls from the whole cluster (PostgreSQL): the next turn to call it, its pause
+ * after a 429, and its back-off while every call fails. Times in ms on the database's clock.
+ */
+export interface ChannelLimitTable {
+  channel: string;
+  next_turn_at: number;
+  paused_until: number;
+  /** Calls that failed in a row (5xx or no answer), from any process. */
+  failures: number;
+  /** The gap between calls while the provider fails them all; 0 when it does not. */
+  backoff_ms: number;
+  /** When `backoff_ms` last changed. */
+  backoff_at: number;
+}
+
 export interface Tables {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -315,4 +333,5 @@ export interface Tables {
   reconcile_mismatches: ReconcileMismatchTable;
   reconcile_leases: ReconcileLeaseTable;
   payout_transfers: PayoutTransferTable;
+  channel_limits: ChannelLimitTable;
 }

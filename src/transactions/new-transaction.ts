@@ -7,7 +7,8 @@ import type { TransactionTable } from '../db/schema.ts';
 import type { TransactionRow } from './transactions.repository.ts';
 
 /** Columns with a default besides the nullable ones (which start null). */
-type Defaulted = 'utr' | 'channel_txn_id' | 'submit_attempts' | 'updated_at' | 'transfer_attempt';
+type Defaulted =
+  'utr' | 'channel_txn_id' | 'submit_attempts' | 'read_failures' | 'updated_at' | 'transfer_attempt';
 
 /**
  * What a creation path decides: every column without a default (payment_id, merchant, kind, flow,
@@ -55,6 +56,7 @@ export function newTransaction(t: NewTransaction): TransactionRow {
     upi_intent: t.upi_intent ?? null,
     submit_attempts: t.submit_attempts ?? 0,
     not_found_at: t.not_found_at ?? null,
+    read_failures: t.read_failures ?? 0,
     reversed_at: t.reversed_at ?? null,
     refund_of: t.refund_of ?? null,
     reason: t.reason ?? null,

@@ -69,6 +69,7 @@ export const TRANSACTION_COLUMNS = {
   refund_of: 'text',
   reason: 'text',
   not_found_at: 'bigint',
+  read_failures: 'bigint',
   channel_payment_id: 'text',
   channel_payment_txn_id: 'text',
   failure_reason: 'text',

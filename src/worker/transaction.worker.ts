@@ -19,7 +19,8 @@ import type { ChannelOutcomes } from '../live/outcomes.ts';
 import type { NotificationService } from '../live/notifications.service.ts';
 import type { ChannelSilence } from '../live/silence.ts';
 import { deleteOpening, OPENING, type TransactionRow } from '../transactions/transactions.repository.ts';
-import { retryDelay, type WorkerLogger } from './worker-support.ts';
+import { failedRead, retryDelay, type WorkerLogger } from './worker-support.ts';
+import { clearReadFailures, rescheduleFailedRead } from '../transactions/read-failures.repository.ts';
 import {
   claimDueTransactions,
   giveBackTransactions,
@@ -258,6 +259,8 @@ export class TransactionWorker {
       if (row.kind === 'payin') await payinStep(row, channel, deps);
       else if (row.kind === 'refund') await refundStep(row, channel, step, deps);
       else await payoutStep(row, channel, step, deps);
+      // Its reads failed before and this step did not: the next failure waits from the start.
+      if (row.read_failures > 0) await clearReadFailures(this.database.db, row.payment_id);
     } catch (err) {
       await this.failed(row, err, step);
     }
@@ -325,7 +328,9 @@ export class TransactionWorker {
               }),
             }),
           })
-        : reschedule(this.database.db, row.payment_id, nextActionAt)
+        : failedRead(row, failure, this.now)
+          ? rescheduleFailedRead(this.database.db, row.payment_id, nextActionAt, row.read_failures + 1)
+          : reschedule(this.database.db, row.payment_id, nextActionAt)
     ).catch((again: unknown) => {
       // A step that failed for the outage is taken up again once the database is back (its count
       // of sends as the claim left it); one that sent keeps its lease, which dates that send.

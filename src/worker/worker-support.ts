@@ -1,5 +1,5 @@
 /** Small parts of the transaction worker: the logger it needs, its lease, its back-off after a failed step. */
-import { CLAIM_EXPIRED, type ChannelFailure } from '../channels/channel.ts';
+import { CHANNEL_BACKOFF, CLAIM_EXPIRED, type ChannelFailure } from '../channels/channel.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
 
 export interface WorkerLogger {
@@ -13,20 +13,50 @@ export function workerLeaseMs(channelTimeoutMs: number): number {
   return Math.max(3 * channelTimeoutMs + 1000, 5000);
 }
 
+/** The longest wait between two reads of a transaction whose reads fail (as between two polls, `pollDelay`). */
+const MAX_READ_BACKOFF_MS = 3_600_000;
+
+type RetriedRow = Pick<
+  TransactionRow,
+  'kind' | 'status' | 'created_at' | 'submit_attempts' | 'expires_at' | 'read_failures'
+>;
+
 /**
- * A call the throttle did not send within its claim waits a poll interval (at least a second): the
- * queue, not the channel, held it. A payout's submission backs off with its age (half of it, 1 s to
- * 5 min, whether or not its attempts were counted); a refund's with its attempts; a pay-in past its
- * expiry as long as it has been expired (1 s to 5 min); anything else at the next poll.
+ * Whether a failed step was a read of the transaction that the channel failed (a pay-in before its
+ * expiry asked about, a payout or refund asked for its outcome), counted in `read_failures`. A call
+ * not sent (the throttle's queue, the provider's back-off) is no read.
+ */
+export function failedRead(
+  row: Pick<RetriedRow, 'kind' | 'status' | 'expires_at'>,
+  failure: Pick<ChannelFailure, 'code'> | null,
+  now: number,
+): boolean {
+  if (!failure || failure.code === CLAIM_EXPIRED || failure.code === CHANNEL_BACKOFF) return false;
+  return row.kind === 'payin' ? now < (row.expires_at ?? 0) : row.status !== 'PENDING';
+}
+
+/**
+ * A call the throttle did not send within its claim, or that the provider's back-off held, waits a
+ * poll interval (at least a second): the queue, not the transaction, held it. A payout's submission
+ * backs off with its age (half of it, 1 s to 5 min, whether or not its attempts were counted); a
+ * refund's with its attempts; a pay-in past its expiry as long as it has been expired (1 s to 5
+ * min); a read that failed doubles the wait with each failure in a row (a poll interval, at least
+ * a second, then two, four …, at most an hour; a pay-in is still asked at its expiry); anything
+ * else at the next poll.
  */
 export function retryDelay(
-  row: Pick<TransactionRow, 'kind' | 'status' | 'created_at' | 'submit_attempts' | 'expires_at'>,
+  row: RetriedRow,
   failure: Pick<ChannelFailure, 'code'> | null,
   now: number,
   pollMs: number,
 ): number {
   if (!failure) return pollMs;
-  if (failure.code === CLAIM_EXPIRED) return Math.max(pollMs, 1000);
+  if (failure.code === CLAIM_EXPIRED || failure.code === CHANNEL_BACKOFF) return Math.max(pollMs, 1000);
+  if (failedRead(row, failure, now)) {
+    const doubled = Math.max(pollMs, 1000) * 2 ** Math.min(row.read_failures, 30);
+    const delay = Math.min(doubled, MAX_READ_BACKOFF_MS);
+    return row.kind === 'payin' ? Math.min(delay, (row.expires_at ?? 0) - now) : delay;
+  }
   if (row.kind === 'payout' && row.status === 'PENDING')
     return Math.min(Math.max(Math.ceil((now - row.created_at) / 2), 1000), 300_000);
   if (row.kind === 'refund' && row.status === 'PENDING')

@@ -64,6 +64,7 @@ describe('retryDelay', () => {
     created_at: CREATED,
     submit_attempts: 1,
     expires_at: null,
+    read_failures: 0,
   };
   // next_action_at is a bigint column: PostgreSQL refuses 1500.5, and the row then waited out its
   // lease and the two-minute wait of a send that may still arrive.

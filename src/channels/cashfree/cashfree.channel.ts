@@ -27,7 +27,8 @@ import {
   type ChannelAnswer,
 } from '../channel-http.ts';
 import { pollDelay } from '../setu/setu.channel.ts';
-import { Throttle } from '../throttle.ts';
+import type { TurnStore } from '../../db/channel-turns.ts';
+import { callGate } from '../shared-throttle.ts';
 
 /** Cashfree's code for a transfer_id it does not know (its document's example for GET /transfers). */
 const TRANSFER_NOT_FOUND = 'transfer_id_not_found';
@@ -79,9 +80,13 @@ export class CashfreeChannel implements Channel {
 
   constructor(
     private readonly settings: CashfreeSettings,
-    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number },
+    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number; turns?: TurnStore | null },
   ) {
-    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
+    this.http = new ChannelHttp(
+      this.name,
+      options.timeoutMs,
+      callGate(this.name, options.maxRps, options.pollMs, options.turns ?? null),
+    );
   }
 
   private headers(): Record<string, string> {

@@ -19,7 +19,8 @@ import {
 } from '../channel.ts';
 import { ChannelHttp, failureOf, IN_TRANSIT_MS, providerCode } from '../channel-http.ts';
 import { SetuRefunds, type SetuCall } from './setu-refunds.ts';
-import { Throttle } from '../throttle.ts';
+import type { TurnStore } from '../../db/channel-turns.ts';
+import { callGate } from '../shared-throttle.ts';
 import { istRfc3339 } from '../../ist.ts';
 
 /** Setu's tokens live 300 s; a new one is fetched in the fourth minute. */
@@ -39,9 +40,19 @@ export class SetuChannel implements Channel, VpaRegistry {
 
   constructor(
     private readonly settings: SetuSettings,
-    private readonly options: { timeoutMs: number; pollMs: number; maxRps: number; now?: () => number },
+    private readonly options: {
+      timeoutMs: number;
+      pollMs: number;
+      maxRps: number;
+      now?: () => number;
+      turns?: TurnStore | null;
+    },
   ) {
-    this.http = new ChannelHttp(this.name, options.timeoutMs, new Throttle(options.maxRps));
+    this.http = new ChannelHttp(
+      this.name,
+      options.timeoutMs,
+      callGate(this.name, options.maxRps, options.pollMs, options.turns ?? null),
+    );
   }
 
   private get now(): number {
