@@ -60,16 +60,25 @@ export async function startLive(
   setu.notifyUrl = `${gw.baseUrl}/channels/setu/notifications`;
   cashfree.notifyUrl = `${gw.baseUrl}/channels/cashfree/notifications`;
   const receiver = await startReceiver();
-  // A fake shared by several gateways registered the UPI id for the first: the others name its id.
-  const held = [...setu.vpas.values()].find((v) => v.vpa === LIVE_VPA);
-  const merchant = await gw.paygate.services.merchants.create({
-    name: 'Live Shop',
-    live: true,
-    vpa: LIVE_VPA,
-    setuVpaId: held?.id ?? null,
-    callbackUrl: receiver.url('/live'),
-  });
-  await gw.paygate.services.wallets.topUp(merchant.merchant_id, 'INR', 10_000_000_00);
+  let merchant: Awaited<ReturnType<typeof gw.paygate.services.merchants.create>>;
+  try {
+    // A fake shared by several gateways registered the UPI id for the first: the others name its id.
+    const held = [...setu.vpas.values()].find((v) => v.vpa === LIVE_VPA);
+    merchant = await gw.paygate.services.merchants.create({
+      name: 'Live Shop',
+      live: true,
+      vpa: LIVE_VPA,
+      setuVpaId: held?.id ?? null,
+      callbackUrl: receiver.url('/live'),
+    });
+    await gw.paygate.services.wallets.topUp(merchant.merchant_id, 'INR', 10_000_000_00);
+  } catch (err) {
+    // Nothing started here may outlive the failure: a gateway's worker left running keeps the test process alive.
+    await gw.close();
+    await receiver.close();
+    if (!opts.fakes) await Promise.all([setu.stop(), cashfree.stop()]);
+    throw err;
+  }
   const post = (path: string, body: unknown) => gw.post(path, body, { key: merchant.api_key });
   const status = async (k: 'payin' | 'payout', paymentId: string) =>
     (await post(`/payments/${k}_status`, { payment_id: paymentId })).body;
