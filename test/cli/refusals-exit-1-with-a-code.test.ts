@@ -75,7 +75,12 @@ for (const kind of DATABASES) {
         [['user', 'enable', '--email', 'nobody@example.com'], 'NOT_FOUND'],
         [['user', 'reset-password', '--email', 'nobody@example.com'], 'NOT_FOUND'],
         [['backup', '--verify', path.join(dir, 'absent.db')], 'NOT_FOUND'],
-        ...(kind === 'sqlite' ? [[['backup', '--to', existing], 'CONFLICT'] as [string[], string]] : []),
+        ...(kind === 'sqlite'
+          ? ([
+              [['backup', '--to', existing], 'CONFLICT'],
+              [['backup', '--to', path.join(dir, 'no-such-folder', 'copy.db')], 'NOT_FOUND'],
+            ] as [string[], string][])
+          : []),
       ];
       try {
         const merchantsBefore = (await g.paygate.services.merchants.list()).length;
