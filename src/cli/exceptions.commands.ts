@@ -85,7 +85,7 @@ export const EXCEPTION_COMMANDS: Record<string, CommandSpec> = {
       merchant: {
         type: 'string',
         value: 'ID',
-        help: 'credit: the merchant to credit (default: the exception’s)',
+        help: 'credit: the merchant to credit (default: the exception’s); refund: whose records keep the refund of money paid to no merchant',
       },
       note: { type: 'string', value: 'TEXT', help: 'why (required to dismiss), up to 500 characters' },
     },
