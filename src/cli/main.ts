@@ -1,7 +1,8 @@
 /**
  * A `paygate` command line from start to exit status: runs the command, and turns a refusal or a
  * failure into one line (`paygate: CODE: …` on stderr, or `{"error":{"code","message"}}` on stdout
- * under `--json`). The process itself (`src/cli.ts`) only passes in its streams.
+ * under `--json`). The process itself (`src/cli.ts`) only passes in its streams and
+ * the operating-system user who runs it.
  */
 import { ConfigError } from '../config.ts';
 import { DatabaseSetupError } from '../db/database.ts';
