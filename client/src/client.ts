@@ -22,8 +22,14 @@ import type {
   RefundStatusResponse,
   PayoutStatusResponse,
   SandboxCompleteResponse,
+  StatusRequest,
   StatusResponse,
 } from './types.js';
+
+/** A status query's body: a payment_id, or the merchant's own order number. */
+function statusRequest(ref: string | { merchant_order_no: string }): StatusRequest {
+  return typeof ref === 'string' ? { payment_id: ref } : { merchant_order_no: ref.merchant_order_no };
+}
 
 export interface PaygateOptions {
   /** `sk_test_…` (sandbox) or `sk_live_…`. */
@@ -109,14 +115,23 @@ export class Paygate {
     return this.#create('createPayout', request, call);
   }
 
-  /** A pay-in's status from the gateway's records (404 PAYMENT_NOT_FOUND for unknown ids and payouts). */
-  getPayinStatus(paymentId: string, call?: CallOptions): Promise<StatusResponse<PayinStatus>> {
-    return this.#call('getPayinStatus', { payment_id: paymentId }, call);
+  /**
+   * A pay-in's status from the gateway's records, by its payment_id or `{ merchant_order_no }`
+   * (404 PAYMENT_NOT_FOUND for unknown ones and payouts).
+   */
+  getPayinStatus(
+    ref: string | { merchant_order_no: string },
+    call?: CallOptions,
+  ): Promise<StatusResponse<PayinStatus>> {
+    return this.#call('getPayinStatus', statusRequest(ref), call);
   }
 
-  /** A payout's status from the gateway's records. */
-  getPayoutStatus(paymentId: string, call?: CallOptions): Promise<PayoutStatusResponse> {
-    return this.#call('getPayoutStatus', { payment_id: paymentId }, call);
+  /** A payout's status from the gateway's records, by its payment_id or `{ merchant_order_no }`. */
+  getPayoutStatus(
+    ref: string | { merchant_order_no: string },
+    call?: CallOptions,
+  ): Promise<PayoutStatusResponse> {
+    return this.#call('getPayoutStatus', statusRequest(ref), call);
   }
 
   /**

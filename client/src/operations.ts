@@ -86,7 +86,7 @@ export const PayoutResponse = obj({
   message: str(),
 });
 
-export const StatusRequest = obj({ payment_id: str() });
+export const StatusRequest = obj({ payment_id: optional(str()), merchant_order_no: optional(str()) });
 
 const statusFields = <S extends readonly string[]>(statuses: S) => ({
   status: str(statuses),

@@ -115,9 +115,11 @@ export interface PayoutResponse {
   message: string;
 }
 
-/** Body of the two status queries. */
+/** Body of the two status queries: exactly one of the two. */
 export interface StatusRequest {
-  payment_id: string;
+  payment_id?: string;
+  /** Your own order number, instead of payment_id. */
+  merchant_order_no?: string;
 }
 
 /** Response of the status queries, read from the gateway's own records. */

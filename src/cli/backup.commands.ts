@@ -4,6 +4,7 @@
  * PostgreSQL has its own tools for this (`pg_dump`, point-in-time recovery: docs/going-live.md).
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { BackupExistsError, backupSqlite, integrityOf, openCopy } from '../db/backup.ts';
 import { sqlitePath } from '../db/database.ts';
 import type { LedgerReport } from '../wallet/wallet.service.ts';
@@ -94,6 +95,10 @@ export const BACKUP_COMMANDS: Record<string, CommandSpec> = {
         throw new UsageError(
           'backup --to copies a SQLite database; DATABASE_URL is PostgreSQL: use pg_dump (and point-in-time recovery), see docs/going-live.md',
         );
+      // A copy into a folder that is not there is refused by name, not as the driver's failure.
+      const folder = path.dirname(path.resolve(to!));
+      if (!fs.existsSync(folder))
+        throw new CommandRefusal('NOT_FOUND', `there is no folder ${folder} to write the copy in`);
       let result;
       try {
         result = backupSqlite(source, to!, timeout * 1000);

@@ -2,7 +2,15 @@
 import { buildServices } from '../services.ts';
 import { DELIVERY_STATUSES } from '../callbacks/callbacks.service.ts';
 import type { DeliveryStatus } from '../db/schema.ts';
-import { audit, table, UsageError, withDatabase, type CommandSpec } from './command.ts';
+import {
+  audit,
+  istText,
+  table,
+  UsageError,
+  withDatabase,
+  withIstDates,
+  type CommandSpec,
+} from './command.ts';
 
 export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
   'callbacks list': {
@@ -17,7 +25,12 @@ export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
         const callbacks = buildServices(config, d).callbacks;
         const list = await callbacks.list({ status: status as DeliveryStatus | undefined });
         return Promise.all(
-          list.map(async (c) => ({ ...c, attempt_log: await callbacks.attempts(c.delivery_id) })),
+          list.map(async (c) => ({
+            ...withIstDates(c, ['next_attempt_at', 'created_at', 'delivered_at']),
+            attempt_log: (await callbacks.attempts(c.delivery_id)).map((a) =>
+              withIstDates(a, ['started_at']),
+            ),
+          })),
         );
       });
       out(
@@ -40,10 +53,10 @@ export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
                   (c) =>
                     `\n\n${c.delivery_id}\n` +
                     table(
-                      ['  #', 'STARTED_AT', 'RESULT', 'LATENCY'],
+                      ['  #', 'STARTED', 'RESULT', 'LATENCY'],
                       c.attempt_log.map((a) => [
                         `  ${a.attempt}`,
-                        a.started_at,
+                        istText(a.started_at),
                         String(a.http_status ?? a.error ?? ''),
                         `${a.latency_ms} ms`,
                       ]),
@@ -60,7 +73,7 @@ export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
     summary: "send a final pay-in's, payout's or refund's callback again (a payment_id or refund_id)",
     options: {},
     positionals: 1,
-    async run({ config, positionals, out }) {
+    async run({ config, positionals, out, actor }) {
       const paymentId = positionals[0];
       if (!paymentId) throw new UsageError('callbacks resend needs an ID (a payment_id or refund_id)');
       const r = await withDatabase(config, async (d) => {
@@ -70,7 +83,7 @@ export const CALLBACK_COMMANDS: Record<string, CommandSpec> = {
           .select('merchant_id')
           .where('payment_id', '=', paymentId)
           .executeTakeFirst();
-        await audit(d, 'resend', txn?.merchant_id ?? null, `resent the callback of ${paymentId}`);
+        await audit(d, actor, 'resend', txn?.merchant_id ?? null, `resent the callback of ${paymentId}`);
         return queued;
       });
       out({ ...r }, `queued ${r.delivery_id} for ${r.refund_id ?? r.payment_id}`);

@@ -1,9 +1,10 @@
 /** `channels check`: the live channels' credentials, and how long each has sent no notification. */
 import type { Config } from '../config.ts';
+import { AppError } from '../errors.ts';
 import { ChannelSilence, type Silence } from '../live/silence.ts';
 import { notificationReachWarning } from '../outbound/public-url.ts';
 import { liveChannels } from '../services.ts';
-import { table, withDatabase, type CommandSpec } from './command.ts';
+import { istJson, table, withDatabase, type CommandSpec } from './command.ts';
 
 /**
  * Each channel's silence (`ChannelSilence`), read from the database, or null when it cannot
@@ -27,10 +28,11 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
     async run({ config, out }) {
       const { setu, cashfree } = liveChannels(config);
       const channels = [setu, cashfree].filter((c) => c !== null);
-      if (channels.length === 0) {
-        out({ channels: [] }, 'no live channel is configured (see README, Going live)');
-        return 1;
-      }
+      if (channels.length === 0)
+        throw new AppError(
+          'LIVE_CHANNEL_NOT_CONFIGURED',
+          'no live channel is configured: there is nothing to check (see docs/going-live.md)',
+        );
       const results = await Promise.all(
         channels.map(async (c) => {
           try {
@@ -50,7 +52,7 @@ export const CHANNEL_COMMANDS: Record<string, CommandSpec> = {
         const last = s?.lastAt ?? null;
         return {
           ...r,
-          last_notification_at: last === null ? null : new Date(last).toISOString(),
+          last_notification_at: istJson(last),
           silence_s: s?.silenceS ?? null,
           silent: s?.silent ?? false,
         };

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { DatabaseSetupError, migrate, openDatabase, type Database } from '../db/database.ts';
 import { isUnavailableError } from '../db/errors.ts';
 import { insertAuditAction } from '../audit/audit.repository.ts';
+import { istIso, istTime } from '../ist.ts';
 
 /** A refusal of the command line itself: exit status 2, `USAGE_ERROR`. */
 export class UsageError extends Error {}
@@ -35,6 +36,8 @@ export interface CommandContext {
   out: Out;
   /** `--currency`, or INR; refused unless it is one of SUPPORTED_CURRENCIES. */
   currency(): string;
+  /** Who runs the command, as the audit log names them: `cli:` and the operating-system user. */
+  actor: string;
 }
 
 /** One command: how it is called, what it does, the options it takes (besides --json and --help), and its work. */
@@ -44,6 +47,8 @@ export interface CommandSpec {
   options: Record<string, OptionSpec>;
   /** How many positional arguments follow the command's words. */
   positionals?: number;
+  /** A command whose output is a process's log, not one object: it takes no `--json` (`serve`). */
+  noJson?: true;
   /** Returns the exit status, or -1 for a command that keeps the process running. */
   run(ctx: CommandContext): Promise<number>;
 }
@@ -86,9 +91,37 @@ export function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>
   return openMigrated(config, (db) => fn(db));
 }
 
-/** Writes an operator's action to the audit log the dashboard lists (CONTRACT §11). */
-export function audit(d: Database, action: string, merchantId: string | null, detail: string): Promise<void> {
-  return insertAuditAction(d.db, { at: Date.now(), actor: 'cli', action, merchant_id: merchantId, detail });
+/** Writes an operator's action to the audit log the dashboard lists, naming who ran it (CONTRACT §11). */
+export function audit(
+  d: Database,
+  actor: string,
+  action: string,
+  merchantId: string | null,
+  detail: string,
+): Promise<void> {
+  return insertAuditAction(d.db, { at: Date.now(), actor, action, merchant_id: merchantId, detail });
+}
+
+/** An instant (ms, or ISO 8601 text) as the CLI prints it to people: IST, as the console shows it. */
+export function istText(at: string | number | null): string {
+  if (at === null) return '-';
+  return `${istTime(typeof at === 'string' ? Date.parse(at) : at)} IST`;
+}
+
+/** An instant in a `--json` answer: RFC 3339 in IST, to the millisecond (`…T14:03:12.345+05:30`). */
+export function istJson(at: string | number | null): string | null {
+  if (at === null) return null;
+  return istIso(typeof at === 'string' ? Date.parse(at) : at);
+}
+
+/** `row` with the instants named by `keys` written in IST for `--json`. */
+export function withIstDates<T extends object, K extends keyof T & string>(
+  row: T,
+  keys: readonly K[],
+): { [P in keyof T]: P extends K ? string | null : T[P] } {
+  const out = { ...row } as Record<string, unknown>;
+  for (const k of keys) out[k] = istJson(out[k] as string | number | null);
+  return out as { [P in keyof T]: P extends K ? string | null : T[P] };
 }
 
 /** Rows under a header, each column as wide as its widest cell. */

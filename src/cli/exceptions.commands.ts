@@ -1,6 +1,6 @@
 /** `channels exceptions` and `exceptions resolve`: what needs an operator, and resolving it (CONTRACT §13). */
 import { AppError } from '../errors.ts';
-import { ACTIONS, type ResolveAction } from '../exceptions/exceptions.service.ts';
+import { ACTIONS, NOTE_MAX, type ResolveAction } from '../exceptions/exceptions.service.ts';
 import {
   exceptionAmountText,
   listExceptions,
@@ -8,7 +8,16 @@ import {
 } from '../exceptions/exceptions.repository.ts';
 import { formatAmount, toRupees } from '../money.ts';
 import { buildServices } from '../services.ts';
-import { required, table, UsageError, withDatabase, type CommandSpec } from './command.ts';
+import {
+  CommandRefusal,
+  istJson,
+  istText,
+  required,
+  table,
+  UsageError,
+  withDatabase,
+  type CommandSpec,
+} from './command.ts';
 
 /** An exception as the CLI prints it in JSON. */
 export function exceptionJson(e: ExceptionRow) {
@@ -28,8 +37,8 @@ export function exceptionJson(e: ExceptionRow) {
     refund_id: e.refund_id,
     detail: e.detail,
     status: e.resolved_at === null ? 'open' : 'resolved',
-    created_at: new Date(e.created_at).toISOString(),
-    resolved_at: e.resolved_at === null ? null : new Date(e.resolved_at).toISOString(),
+    created_at: istJson(e.created_at),
+    resolved_at: istJson(e.resolved_at),
     resolved_by: e.resolved_by,
     resolution: e.resolution,
     note: e.note,
@@ -47,11 +56,11 @@ export const EXCEPTION_COMMANDS: Record<string, CommandSpec> = {
         { exceptions: exceptions.map(exceptionJson) },
         exceptions.length
           ? table(
-              ['ID', 'STATUS', 'CREATED_AT', 'KIND', 'CHANNEL', 'PAYMENT_ID', 'AMOUNT', 'HOLDS', 'DETAIL'],
+              ['ID', 'STATUS', 'CREATED', 'KIND', 'CHANNEL', 'PAYMENT_ID', 'AMOUNT', 'HOLDS', 'DETAIL'],
               exceptions.map((e) => [
                 String(e.id),
                 e.resolved_at === null ? (e.refund_id ? 'refunding' : 'open') : `resolved:${e.resolution}`,
-                new Date(e.created_at).toISOString(),
+                istText(e.created_at),
                 e.kind,
                 e.provider,
                 e.payment_id ?? '-',
@@ -76,12 +85,12 @@ export const EXCEPTION_COMMANDS: Record<string, CommandSpec> = {
       merchant: {
         type: 'string',
         value: 'ID',
-        help: 'credit: the merchant to credit (default: the exception’s)',
+        help: 'credit: the merchant to credit (default: the exception’s); refund: whose records keep the refund of money paid to no merchant',
       },
       note: { type: 'string', value: 'TEXT', help: 'why (required to dismiss), up to 500 characters' },
     },
     positionals: 1,
-    async run({ config, flags, positionals, out }) {
+    async run({ config, flags, positionals, out, actor }) {
       const text = positionals[0] ?? '';
       const id = /^[1-9]\d{0,15}$/.test(text) ? Number(text) : NaN;
       if (!Number.isSafeInteger(id))
@@ -89,16 +98,28 @@ export const EXCEPTION_COMMANDS: Record<string, CommandSpec> = {
       const action = required(flags, 'action');
       if (!(ACTIONS as readonly string[]).includes(action))
         throw new UsageError(`--action must be one of ${ACTIONS.join(', ')}`);
-      const resolved = await withDatabase(config, (d) =>
-        buildServices(config, d).exceptions.resolve(id, {
+      const note = (flags.note as string | undefined)?.trim() || null;
+      if (note !== null && (note.length > NOTE_MAX || note.includes('\u0000')))
+        throw new UsageError(`--note must be at most ${NOTE_MAX} characters`);
+      if (action === 'dismiss' && note === null)
+        throw new UsageError('a note is required to dismiss: --note TEXT');
+      const merchantId = (flags.merchant as string | undefined) ?? null;
+      const resolved = await withDatabase(config, async (d) => {
+        const services = buildServices(config, d);
+        if (!(await services.exceptions.get(id)))
+          throw new CommandRefusal('NOT_FOUND', `there is no exception ${id}`);
+        if (merchantId !== null) await services.merchants.get(merchantId);
+        return services.exceptions.resolve(id, {
           action: action as ResolveAction,
-          merchantId: (flags.merchant as string | undefined) ?? null,
-          note: (flags.note as string | undefined) ?? null,
-          actor: 'cli',
-        }),
-      ).catch((err: unknown) => {
-        // Input that does not fit the exception is refused as the command line's own error.
-        if (err instanceof AppError && err.errorCode === 'BAD_REQUEST') throw new UsageError(err.message);
+          merchantId,
+          note,
+          actor,
+        });
+      }).catch((err: unknown) => {
+        // The input is checked above: what the service still refuses is the exception's state (the
+        // action does not fit what it holds, or its merchant must be named).
+        if (err instanceof AppError && err.errorCode === 'BAD_REQUEST')
+          throw new CommandRefusal('INVALID_STATE', err.message);
         throw err;
       });
       out(

@@ -1,22 +1,34 @@
 /** `merchant …` and `key rotate`: merchants, their status and their credentials. */
+import { AppError } from '../errors.ts';
 import { buildServices } from '../services.ts';
 import { callbackUrlProblem, vpaProblem } from '../merchants/merchants.service.ts';
-import { audit, MERCHANT, required, table, UsageError, withDatabase, type CommandSpec } from './command.ts';
+import {
+  audit,
+  istText,
+  MERCHANT,
+  required,
+  table,
+  UsageError,
+  withDatabase,
+  withIstDates,
+  type CommandSpec,
+} from './command.ts';
 
 /** `merchant disable` and `merchant enable`. */
-const setStatus: CommandSpec['run'] = async ({ command, config, flags, out }) => {
+const setStatus: CommandSpec['run'] = async ({ command, config, flags, out, actor }) => {
   const status = command === 'merchant disable' ? 'disabled' : 'active';
   const m = await withDatabase(config, async (d) => {
     const changed = await buildServices(config, d).merchants.setStatus(required(flags, 'merchant'), status);
     await audit(
       d,
+      actor,
       command === 'merchant disable' ? 'disable' : 'enable',
       changed.merchant_id,
       `${status === 'active' ? 'enabled' : 'disabled'} the merchant`,
     );
     return changed;
   });
-  out({ ...m }, `${m.merchant_id} is ${m.status}`);
+  out(withIstDates(m, ['created_at']), `${m.merchant_id} is ${m.status}`);
   return 0;
 };
 
@@ -47,7 +59,7 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
         help: "with --live: the id under which Setu already holds --vpa for Paygate's Setu merchant",
       },
     },
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const name = required(flags, 'name');
       if (name.length > 100) throw new UsageError('--name must be at most 100 characters');
       const callbackUrl = flags['callback-url'] as string | undefined;
@@ -62,6 +74,11 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
       if (setuVpaId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(setuVpaId))
         throw new UsageError('--setu-vpa-id: not an id Setu gives (letters, digits, - and _)');
       // A live merchant's UPI id is registered with Setu first: the merchant exists only if Setu can route to it.
+      if (flags.live && !config.setu)
+        throw new AppError(
+          'LIVE_CHANNEL_NOT_CONFIGURED',
+          'a live merchant needs Setu to register its UPI id, and Setu is not configured (SETU_*, see docs/going-live.md); nothing was created',
+        );
       const created = await withDatabase(config, async (d) => {
         const made = await buildServices(config, d).merchants.create({
           name,
@@ -70,7 +87,7 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
           live: Boolean(flags.live),
           setuVpaId,
         });
-        await audit(d, 'merchant_create', made.merchant_id, `created ${made.mode} merchant ${name}`);
+        await audit(d, actor, 'merchant_create', made.merchant_id, `created ${made.mode} merchant ${name}`);
         return made;
       });
       out(
@@ -86,7 +103,7 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
     async run({ config, out }) {
       const merchants = await withDatabase(config, (d) => buildServices(config, d).merchants.list());
       out(
-        { merchants },
+        { merchants: merchants.map((m) => withIstDates(m, ['created_at'])) },
         merchants.length
           ? table(
               ['MERCHANT_ID', 'MODE', 'STATUS', 'NAME'],
@@ -112,13 +129,14 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
         help: 'delete the old secret at once instead of letting it sign beside the new one (WEBHOOK_SECRET_OVERLAP_S)',
       },
     },
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const overlap = !flags['no-overlap'];
       const r = await withDatabase(config, async (d) => {
         const merchants = buildServices(config, d).merchants;
         const rotated = await merchants.rotateSecret(required(flags, 'merchant'), { overlap });
         await audit(
           d,
+          actor,
           'rotate_secret',
           rotated.merchant_id,
           overlap ? 'rotated the webhook secret' : 'rotated the webhook secret; the old one deleted at once',
@@ -126,10 +144,10 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
         return rotated;
       });
       const previous = r.previous_secret_until
-        ? `, and with the previous one beside it until ${r.previous_secret_until}`
+        ? `, and with the previous one beside it until ${istText(r.previous_secret_until)}`
         : '; the previous one is deleted';
       out(
-        { ...r },
+        withIstDates(r, ['previous_secret_until']),
         `webhook_secret: ${r.webhook_secret}\n(shown once; callbacks are signed with it from now on${previous})`,
       );
       return 0;
@@ -138,10 +156,10 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
   'key rotate': {
     summary: 'issue a new API key; the old one stops working',
     options: MERCHANT,
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const r = await withDatabase(config, async (d) => {
         const rotated = await buildServices(config, d).merchants.rotateKey(required(flags, 'merchant'));
-        await audit(d, 'rotate_key', rotated.merchant_id, 'rotated the API key');
+        await audit(d, actor, 'rotate_key', rotated.merchant_id, 'rotated the API key');
         return rotated;
       });
       out({ ...r }, `api_key: ${r.api_key}\n(shown once; the previous key no longer works)`);

@@ -1,4 +1,5 @@
 /** `reconcile`: compares a day of live transactions with what Setu and Cashfree hold (CONTRACT §13). */
+import { AppError } from '../errors.ts';
 import { buildServices } from '../services.ts';
 import { badDate, istYesterday } from '../ist.ts';
 import {
@@ -29,12 +30,18 @@ export const RECONCILE_COMMANDS: Record<string, CommandSpec> = {
         if (!(RECONCILE_CHANNELS as readonly string[]).includes(asked))
           throw new UsageError(`--channel must be setu or cashfree, got "${asked}"`);
         if (!on[asked as ReconcileChannel])
-          throw new UsageError(`--channel ${asked} is not configured (its settings are not set)`);
+          throw new AppError(
+            'LIVE_CHANNEL_NOT_CONFIGURED',
+            `--channel ${asked}: ${asked} is not configured (its settings are not set)`,
+          );
         channels = [asked as ReconcileChannel];
       } else {
         channels = RECONCILE_CHANNELS.filter((c) => on[c] !== null);
         if (channels.length === 0)
-          throw new UsageError('no live channel is configured: there is nothing to reconcile');
+          throw new AppError(
+            'LIVE_CHANNEL_NOT_CONFIGURED',
+            'no live channel is configured: there is nothing to reconcile',
+          );
       }
       const runs = await withDatabase(config, async (d) => {
         // The services' own channels and outcomes: what moved money is booked as the gateway books it.

@@ -21,7 +21,7 @@ export const REFUND_COMMANDS: Record<string, CommandSpec> = {
       },
       reason: { type: 'string', value: 'TEXT', help: 'up to 100 characters' },
     },
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const paymentId = required(flags, 'payment');
       const amount = parseAmountText(required(flags, 'amount'));
       if (amount === null || amount <= 0)
@@ -49,6 +49,7 @@ export const REFUND_COMMANDS: Record<string, CommandSpec> = {
             .executeTakeFirst();
           await audit(
             d,
+            actor,
             'refund',
             payin?.merchant_id ?? null,
             `refund ${body.refund_id} of ${formatAmount(amount)} ${body.currency} for ${paymentId}`,

@@ -95,7 +95,7 @@ export const REHEARSE_COMMANDS: Record<string, CommandSpec> = {
         help: 'how long the QR stays payable, and each step is waited for (default 600)',
       },
     },
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const merchantId = required(flags, 'merchant');
       const receiver = receiverOf(flags);
       const wait = waitS(flags['wait-s']);
@@ -127,7 +127,7 @@ export const REHEARSE_COMMANDS: Record<string, CommandSpec> = {
               database,
               services,
               say,
-              audit: (action, id, detail) => audit(database, action, id, detail),
+              audit: (action, id, detail) => audit(database, actor, action, id, detail),
               now: Date.now,
             },
           );

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
+import { AppError } from '../errors.ts';
 import { UsageError, type CommandSpec, type Flags, type OptionSpec, type Out } from './command.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -45,19 +46,20 @@ ${columns(
   26,
 ).join('\n')}
 
-Every command takes --json (one JSON object on stdout) and --help. Settings come from the
-environment (DATABASE_URL, PORT, …); see README.md.`;
+Every command but serve takes --json (one JSON object on stdout); each takes --help. Settings
+come from the environment (DATABASE_URL, PORT, …); see README.md.`;
 
 function commandHelp(name: string): string {
   const spec = COMMANDS[name]!;
   const options = columns(
     [
       ...Object.entries(spec.options).map(([n, o]): [string, string] => [optionUsage(n, o), o.help]),
-      ['--json', 'print one JSON object on stdout'],
+      ...(spec.noJson ? [] : [['--json', 'print one JSON object on stdout'] as [string, string]]),
     ],
     24,
   );
-  return `Usage: ${commandLine(name, spec)} [--json]\n\n${spec.summary}\n\nOptions:\n${options.join('\n')}`;
+  const usage = `Usage: ${commandLine(name, spec)}${spec.noJson ? '' : ' [--json]'}\n\n${spec.summary}`;
+  return options.length ? `${usage}\n\nOptions:\n${options.join('\n')}` : usage;
 }
 
 /** Help for the command `words` name, or the list of all commands when they name none. */
@@ -118,8 +120,11 @@ function usageFromParse(err: Error & { code?: string }, command: string, argv: s
   }
 }
 
-/** Runs the command `argv` names; resolves to its exit status, or -1 for one that keeps running. */
-export async function run(argv: string[], out: Out): Promise<number> {
+/**
+ * Runs the command `argv` names for the operating-system user `user`; resolves to its exit status,
+ * or -1 for one that keeps running.
+ */
+export async function run(argv: string[], out: Out, user: string): Promise<number> {
   // A first, lenient pass finds the command; the second knows its options and refuses others.
   const words = parseArgs({ args: argv, allowPositionals: true, strict: false }).positionals;
   const wantsHelp = argv.includes('--help') || argv.includes('-h');
@@ -140,7 +145,7 @@ export async function run(argv: string[], out: Out): Promise<number> {
       allowPositionals: true,
       tokens: true,
       options: {
-        ...GLOBAL_OPTIONS,
+        ...(spec.noJson ? { help: GLOBAL_OPTIONS.help } : GLOBAL_OPTIONS),
         ...Object.fromEntries(Object.entries(spec.options).map(([n, o]) => [n, { type: o.type }])),
       },
     });
@@ -164,11 +169,15 @@ export async function run(argv: string[], out: Out): Promise<number> {
       `${command}: unexpected argument ${positionals[spec.positionals ?? 0]}; see paygate ${command} --help`,
     );
   const config = loadConfig();
+  // A currency the gateway does not take is refused as the API refuses it (exit 1, its code).
   const currency = () => {
     const c = (flags.currency as string | undefined) ?? 'INR';
     if (!config.supportedCurrencies.includes(c))
-      throw new UsageError(`currency ${c} is not in SUPPORTED_CURRENCIES`);
+      throw new AppError(
+        'VALIDATION_INVALID_CURRENCY',
+        `currency ${c} is not in SUPPORTED_CURRENCIES (${config.supportedCurrencies.join(', ')})`,
+      );
     return c;
   };
-  return spec.run({ command, flags, positionals, config, out, currency });
+  return spec.run({ command, flags, positionals, config, out, currency, actor: `cli:${user}` });
 }

@@ -6,6 +6,7 @@ export const SERVICE_COMMANDS: Record<string, CommandSpec> = {
   serve: {
     summary: 'start the HTTP service and its workers',
     options: {},
+    noJson: true,
     async run({ config, out }) {
       disableAllocationSitePretenuring();
       // Loaded here only: the web stack costs a second of start-up that other commands do not need.

@@ -1,7 +1,17 @@
 /** `user …`: the people who sign in to the console. */
 import { AccountService, EMAIL, PASSWORD_MAX, PASSWORD_MIN } from '../dashboard/accounts.service.ts';
 import { UserService, type UserView } from '../dashboard/users.service.ts';
-import { required, table, UsageError, withDatabase, type CommandSpec, type Flags } from './command.ts';
+import { buildServices } from '../services.ts';
+import {
+  istText,
+  required,
+  table,
+  UsageError,
+  withDatabase,
+  withIstDates,
+  type CommandSpec,
+  type Flags,
+} from './command.ts';
 
 /** The password piped to `--password-stdin`, without its final line break. */
 async function readPassword(): Promise<string> {
@@ -46,12 +56,12 @@ function statusCommand(disabled: boolean): CommandSpec {
       ? 'stop a user signing in; their open sessions end at once'
       : 'let a disabled user sign in again',
     options: { ...EMAIL_OPTION },
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const email = emailFlag(flags);
       const user = await withDatabase(config, (d) =>
-        new UserService(d.db).setDisabled({ email: 'cli', userId: null }, { email }, disabled),
+        new UserService(d.db).setDisabled({ email: actor, userId: null }, { email }, disabled),
       );
-      out({ ...user }, userLine(user));
+      out(withIstDates(user, ['created_at']), userLine(user));
       return 0;
     },
   };
@@ -66,7 +76,7 @@ export const USER_COMMANDS: Record<string, CommandSpec> = {
       operator: { type: 'boolean', help: 'an operator, who sees every merchant' },
       ...PASSWORD_STDIN,
     },
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const email = emailFlag(flags);
       const merchantId = flags.merchant as string | undefined;
       if ((merchantId === undefined) === !flags.operator)
@@ -78,7 +88,7 @@ export const USER_COMMANDS: Record<string, CommandSpec> = {
           role: flags.operator ? 'operator' : 'merchant',
           merchantId: merchantId ?? null,
           password,
-          actor: 'cli',
+          actor,
         }),
       );
       out(
@@ -93,14 +103,25 @@ export const USER_COMMANDS: Record<string, CommandSpec> = {
     options: { merchant: { type: 'string', value: 'ID', help: "only this merchant's users" } },
     async run({ config, flags, out }) {
       const merchantId = (flags.merchant as string | undefined) ?? null;
-      const users = await withDatabase(config, (d) => new UserService(d.db).list(merchantId));
+      const users = await withDatabase(config, async (d) => {
+        // An unknown merchant is refused rather than shown as a merchant without users.
+        if (merchantId !== null) await buildServices(config, d).merchants.get(merchantId);
+        return new UserService(d.db).list(merchantId);
+      });
       out(
-        { users },
+        { users: users.map((u) => withIstDates(u, ['created_at'])) },
         users.length === 0
           ? 'no users'
           : table(
               ['USER_ID', 'EMAIL', 'ROLE', 'MERCHANT', 'STATUS', 'CREATED'],
-              users.map((u) => [u.user_id, u.email, u.role, u.merchant_id ?? '-', u.status, u.created_at]),
+              users.map((u) => [
+                u.user_id,
+                u.email,
+                u.role,
+                u.merchant_id ?? '-',
+                u.status,
+                istText(u.created_at),
+              ]),
             ),
       );
       return 0;
@@ -111,11 +132,11 @@ export const USER_COMMANDS: Record<string, CommandSpec> = {
   'user reset-password': {
     summary: "set a user's new password (a generated one is shown once); every session of theirs ends",
     options: { ...EMAIL_OPTION, ...PASSWORD_STDIN },
-    async run({ config, flags, out }) {
+    async run({ config, flags, out, actor }) {
       const email = emailFlag(flags);
       const password = flags['password-stdin'] ? await readPassword() : null;
       const r = await withDatabase(config, (d) =>
-        new UserService(d.db).resetPassword('cli', { email }, password),
+        new UserService(d.db).resetPassword(actor, { email }, password),
       );
       out(
         { ...r },

@@ -24,7 +24,7 @@ export const WALLET_COMMANDS: Record<string, CommandSpec> = {
       },
       currency: CURRENCY,
     },
-    async run({ config, flags, out, currency }) {
+    async run({ config, flags, out, currency, actor }) {
       const merchantId = required(flags, 'merchant');
       const amount = parseAmountText(required(flags, 'amount'));
       if (amount === null || amount <= 0)
@@ -34,7 +34,7 @@ export const WALLET_COMMANDS: Record<string, CommandSpec> = {
         const s = buildServices(config, d);
         await s.merchants.get(merchantId);
         const balance = await s.wallets.topUp(merchantId, cur, amount);
-        await audit(d, 'credit', merchantId, `credited ${formatAmount(amount)} ${cur}`);
+        await audit(d, actor, 'credit', merchantId, `credited ${formatAmount(amount)} ${cur}`);
         return balance;
       });
       out(

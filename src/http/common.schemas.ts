@@ -63,15 +63,32 @@ export function commonSchemas(config: Config) {
       description: `Your unique order number, 1 to ${maxLength} printable characters, not only spaces.`,
     });
 
-  return { Money, UserDetails, Url, OrderNo };
+  /**
+   * A status query: a payment by the payment_id Paygate gave, or by the merchant's own order number
+   * (CONTRACT §9); exactly one of the two (`exactlyOne`, a 422 otherwise).
+   */
+  const StatusBody = (orderNoMax: number) =>
+    Type.Object(
+      {
+        payment_id: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 64, description: 'The payment_id Paygate answered with.' }),
+        ),
+        merchant_order_no: Type.Optional({
+          ...OrderNo(orderNoMax),
+          description: 'Your order number, instead of payment_id.',
+        }),
+      },
+      {
+        exactlyOne: ['payment_id', 'merchant_order_no'],
+        description: 'Exactly one of payment_id and merchant_order_no.',
+        examples: [{ payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA' }, { merchant_order_no: 'order-1001' }],
+      },
+    );
+
+  return { Money, UserDetails, Url, OrderNo, StatusBody };
 }
 
 export type CommonSchemas = ReturnType<typeof commonSchemas>;
-
-export const PaymentIdBody = Type.Object(
-  { payment_id: Type.String({ minLength: 1, maxLength: 64 }) },
-  { examples: [{ payment_id: 'pQ7rT2mX9kL4vN8bC3zW6yH1jF5gD0sA' }] },
-);
 
 /** Shape A, for the OpenAPI document. */
 export const ErrorEnvelopeSchema = Type.Object(

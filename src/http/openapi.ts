@@ -1,7 +1,7 @@
 /**
  * The published OpenAPI document (`/openapi.json`, `/docs`), made from the routes' schemas and then
  * cleaned for the generators merchants feed it to: the validator's own keywords (`plainText`,
- * `urlParses`, `urlSchemes`, `emailAddress`, `maxDecimalPlaces`) become OpenAPI 3.0 terms or go,
+ * `urlParses`, `urlSchemes`, `emailAddress`, `maxDecimalPlaces`, `exactlyOne`) become OpenAPI 3.0 terms or go,
  * `exclusiveMinimum` is written the 3.0 way, every operation gets an `operationId` (the SDK's method
  * names) and its security, callbacks their summary, and the document names its server and licence. Redocly's recommended
  * rules check the result (test/http/openapi-lint.test.ts).
@@ -70,8 +70,10 @@ function cleanSchema(node: unknown): unknown {
       continue;
     }
     switch (key) {
+      // `exactlyOne` is said in the schema's description: OpenAPI 3.0 has no term generators read well.
       case 'plainText':
       case 'maxDecimalPlaces':
+      case 'exactlyOne':
         break;
       case 'urlParses':
         out.format = 'uri';

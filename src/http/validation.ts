@@ -66,6 +66,14 @@ export function addKeywords(ajv: Ajv): Ajv {
     validate: (_: boolean, data: string) => data.length <= 254 && EMAIL.test(data),
     errors: false,
   });
+  // Two fields of which a body names exactly one, such as a status query's payment_id or order number.
+  ajv.addKeyword({
+    keyword: 'exactlyOne',
+    type: 'object',
+    schemaType: 'array',
+    validate: (fields: string[], data: object) => fields.filter((f) => Object.hasOwn(data, f)).length === 1,
+    errors: false,
+  });
   return ajv;
 }
 
@@ -133,6 +141,12 @@ function issueFor(
         msg: `Input should be ${allowed.map((v) => `'${String(v)}'`).join(' or ')}`,
       };
     }
+    case 'exactlyOne': {
+      const fields = error.schema as string[];
+      return fields.some((f) => Object.hasOwn(error.data as object, f))
+        ? { type: 'value_error', msg: `Give only one of ${fields.join(' and ')}` }
+        : { type: 'missing', msg: `Field required (or ${fields.slice(1).join(' or ')} instead)` };
+    }
     case 'anyOf':
     case 'oneOf':
     case 'if':
@@ -159,6 +173,8 @@ export function toValidationIssues(errors: ErrorObject[], context: string): Vali
     const loc = [context, ...decodePointer(error.instancePath)];
     if (error.keyword === 'required')
       loc.push(String((error.params as { missingProperty: string }).missingProperty));
+    // Neither of the two: the first is reported missing, its message names the other.
+    if (error.keyword === 'exactlyOne' && issue.type === 'missing') loc.push((error.schema as string[])[0]!);
     const key = `${loc.join('\u0000')}|${issue.type}`;
     if (seen.has(key)) continue;
     seen.add(key);

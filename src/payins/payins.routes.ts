@@ -1,13 +1,7 @@
 /** HTTP for pay-ins: the three creation endpoints (onsite, offsite, P2P) and `payin_status`. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  CREATION_HEADERS,
-  errorResponses,
-  PaymentIdBody,
-  success,
-  type CommonSchemas,
-} from '../http/common.schemas.ts';
+import { CREATION_HEADERS, errorResponses, success, type CommonSchemas } from '../http/common.schemas.ts';
 import { principalOf } from '../http/auth.ts';
 import { sendCreated } from '../http/reply.ts';
 import type { PayinService } from './payins.service.ts';
@@ -83,13 +77,14 @@ export const payinRoutes: FastifyPluginAsync<PayinRoutesOptions> = async (fastif
         tags: ['Pay-ins'],
         summary: 'Status of a pay-in',
         security,
-        body: PaymentIdBody,
+        description: 'By the payment_id Paygate answered with, or by your own merchant_order_no.',
+        body: schemas.StatusBody(36),
         response: {
           200: success(PayinStatusResponse, 'The pay-in as Paygate has it now'),
           ...errorResponses(404),
         },
       },
     },
-    async (req) => payins.status(principalOf(req), req.body.payment_id),
+    async (req) => payins.status(principalOf(req), req.body),
   );
 };

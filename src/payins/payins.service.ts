@@ -16,7 +16,7 @@ import type { ChannelFor } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import type { PayinFlow } from '../payments/flows.ts';
 import { replayOf, requestHash, type Created } from '../payments/idempotency.ts';
-import { toStatusResponse } from '../payments/status-view.ts';
+import { readStatusOf, toStatusResponse, type StatusRef } from '../payments/status-view.ts';
 import { BatchQueue } from '../db/batch-queue.ts';
 import {
   ChannelFailure,
@@ -27,7 +27,6 @@ import {
 import {
   deleteOpening,
   findByOrderNos,
-  findStatus,
   insertTransactions,
   OPENING,
   recordOpened,
@@ -317,9 +316,9 @@ export class PayinService {
     }
   }
 
-  async status(principal: Principal, paymentId: string): Promise<PayinStatusView> {
-    const row = await findStatus(this.database, principal.merchantId, 'payin', paymentId);
-    if (!row) throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+  /** A pay-in's status, by its payment_id or by the merchant's order number. */
+  async status(principal: Principal, ref: StatusRef): Promise<PayinStatusView> {
+    const row = await readStatusOf(this.database, principal.merchantId, 'payin', ref);
     // A pay-in is never PROCESSING; only payouts pass through that status.
     return toStatusResponse(row) as PayinStatusView;
   }

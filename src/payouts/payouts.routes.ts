@@ -1,13 +1,7 @@
 /** HTTP for payouts: creation and `payout_status`. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  CREATION_HEADERS,
-  errorResponses,
-  PaymentIdBody,
-  success,
-  type CommonSchemas,
-} from '../http/common.schemas.ts';
+import { CREATION_HEADERS, errorResponses, success, type CommonSchemas } from '../http/common.schemas.ts';
 import { CALLBACKS } from '../callbacks/callbacks.openapi.ts';
 import { principalOf } from '../http/auth.ts';
 import { sendCreated } from '../http/reply.ts';
@@ -53,13 +47,14 @@ export const payoutRoutes: FastifyPluginAsync<PayoutRoutesOptions> = async (
         tags: ['Payouts'],
         summary: 'Status of a payout',
         security,
-        body: PaymentIdBody,
+        description: 'By the payment_id Paygate answered with, or by your own merchant_order_no.',
+        body: schemas.StatusBody(32),
         response: {
           200: success(PayoutStatusResponse, 'The payout as Paygate has it now'),
           ...errorResponses(404),
         },
       },
     },
-    async (req) => payouts.status(principalOf(req), req.body.payment_id),
+    async (req) => payouts.status(principalOf(req), req.body),
   );
 };

@@ -16,8 +16,7 @@ import type { Principal } from '../merchants/merchants.service.ts';
 import type { ChannelFor } from '../payments/channel-choice.ts';
 import { checkCurrency } from '../payments/currency.ts';
 import { replayOrConflict, requestHash, type Created } from '../payments/idempotency.ts';
-import { toStatusResponse } from '../payments/status-view.ts';
-import { findStatus } from '../transactions/transactions.repository.ts';
+import { readStatusOf, toStatusResponse, type StatusRef } from '../payments/status-view.ts';
 import { newTransaction } from '../transactions/new-transaction.ts';
 import { PayoutBatchWriter, type PendingPayout } from './payout-batch.writer.ts';
 import type { PayoutRequest, PayoutResponse, PayoutStatusResponse } from './payouts.schemas.ts';
@@ -120,9 +119,9 @@ export class PayoutService {
     return { pending, response };
   }
 
-  async status(principal: Principal, paymentId: string): Promise<PayoutStatusResponse> {
-    const row = await findStatus(this.database, principal.merchantId, 'payout', paymentId);
-    if (!row) throw new AppError('PAYMENT_NOT_FOUND', 'No payout with this payment_id');
+  /** A payout's status, by its payment_id or by the merchant's order number. */
+  async status(principal: Principal, ref: StatusRef): Promise<PayoutStatusResponse> {
+    const row = await readStatusOf(this.database, principal.merchantId, 'payout', ref);
     const view = toStatusResponse(row);
     return row.status === 'SUCCESS' && row.reversed_at !== null ? { ...view, reversed: true } : view;
   }

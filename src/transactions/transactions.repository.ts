@@ -247,6 +247,26 @@ export async function findStatus(
   return database.readStatus({ paymentId, merchantId, kind });
 }
 
+/**
+ * The same columns by the merchant's own order number, through the order-number key. A pay-in still
+ * opening is not found: nobody has its answer yet, and its order number is free again if it fails.
+ */
+export async function findStatusByOrderNo(
+  db: Kysely<Tables>,
+  merchantId: string,
+  kind: TransactionKind,
+  orderNo: string,
+): Promise<StatusView | undefined> {
+  return db
+    .selectFrom('transactions')
+    .select(['status', 'amount', 'currency', 'channel_txn_id', 'utr', 'reversed_at'])
+    .where('merchant_id', '=', merchantId)
+    .where('kind', '=', kind)
+    .where('merchant_order_no', '=', orderNo)
+    .where('response_json', '<>', OPENING)
+    .executeTakeFirst();
+}
+
 /** A final status for one transaction, as `markFinal` writes it. */
 export interface Final {
   paymentId: string;

@@ -1,7 +1,7 @@
 /**
  * What `paygate channels rehearse` refuses before it moves a rupee (CONTRACT §1, §10): live channels
  * only (`LIVE_CHANNEL_NOT_CONFIGURED`, exit 1, naming what is missing), a live merchant only
- * (`INVALID_STATE`; an unknown one is `MERCHANT_NOT_FOUND`), and malformed options as usage errors
+ * (`INVALID_STATE`; an unknown one is `NOT_FOUND`), and malformed options as usage errors
  * (exit 2): neither or both receivers, an account or IFSC that does not parse, an IFSC without an
  * account, a `--wait-s` out of range. Nothing is created by any of them.
  */
@@ -86,7 +86,7 @@ describe('paygate channels rehearse refuses before it moves a rupee', () => {
     assert.equal(sandbox.json.error.code, 'INVALID_STATE');
     const unknown = await paygate(['channels', 'rehearse', '--merchant', 'mer_nobody', ...ACCOUNT], LIVE);
     assert.equal(unknown.status, 1);
-    assert.equal(unknown.json.error.code, 'MERCHANT_NOT_FOUND');
+    assert.equal(unknown.json.error.code, 'NOT_FOUND');
     assert.equal(await transactions(), 0, 'nothing created');
   });
 

@@ -198,7 +198,7 @@ for (const kind of DATABASES) {
 
       const again = await paygate(['user', 'create', '--email', 'new@example.com', '--operator'], env);
       assert.equal(again.status, 1);
-      assert.equal(again.json.error.code, 'USER_EXISTS');
+      assert.equal(again.json.error.code, 'CONFLICT');
       const both = await paygate(
         ['user', 'create', '--email', 'x@example.com', '--operator', '--merchant', gw.merchant.merchant_id],
         env,
@@ -214,7 +214,7 @@ for (const kind of DATABASES) {
         ['user', 'create', '--email', 'z@example.com', '--merchant', 'mer_nope'],
         env,
       );
-      assert.equal(unknown.json.error.code, 'MERCHANT_NOT_FOUND');
+      assert.equal(unknown.json.error.code, 'NOT_FOUND');
     });
 
     it('sign-in sets an HttpOnly, SameSite=Strict session cookie; a wrong password or a missing form token does not', async () => {

@@ -70,7 +70,7 @@ for (const kind of DATABASES) {
       assert.ok(
         created.some(
           (r) =>
-            r.actor === 'cli' &&
+            r.actor.startsWith('cli:') &&
             r.merchant_id === gw.merchant.merchant_id &&
             r.detail.includes('clerk@example.com'),
         ),
@@ -140,7 +140,7 @@ for (const kind of DATABASES) {
 
       const unknown = await cliAsync(['user', 'disable', '--email', 'nobody@example.com', '--json'], env());
       assert.equal(unknown.status, 1);
-      assert.equal(unknown.json.error.code, 'USER_NOT_FOUND');
+      assert.equal(unknown.json.error.code, 'NOT_FOUND');
       const bad = await cliAsync(['user', 'reset-password', '--email', 'not-an-address', '--json'], env());
       assert.equal(bad.status, 2);
       assert.equal(bad.json.error.code, 'USAGE_ERROR');

@@ -428,18 +428,21 @@ for (const kind of DATABASES) {
       assert.equal(await available(gw), before + 4_200);
     });
 
-    it('exceptions resolve on the command line: one line and exit 2 for bad input, a repeat does nothing twice', async () => {
+    it('exceptions resolve on the command line: exit 2 for bad input, exit 1 with a code for a refusal, a repeat does nothing twice', async () => {
       const e = await latePayment(gw, 2_500);
       const env = { DATABASE_URL: gw.testDb.url };
       const run = (...args: string[]) => cliAsync([...args, '--json'], env);
       const unknown = await run('exceptions', 'resolve', '987654321', '--action', 'dismiss', '--note', 'x');
-      assert.equal(unknown.status, 2, unknown.stdout);
+      assert.equal(unknown.status, 1, unknown.stdout);
+      assert.equal(unknown.json.error.code, 'NOT_FOUND');
       assert.match(unknown.json.error.message, /no exception 987654321/);
       const noNote = await run('exceptions', 'resolve', String(e.id), '--action', 'dismiss');
       assert.equal(noNote.status, 2);
       assert.match(noNote.json.error.message, /note is required/);
       const badAction = await run('exceptions', 'resolve', String(e.id), '--action', 'debit');
-      assert.equal(badAction.status, 2);
+      assert.equal(badAction.status, 1);
+      assert.equal(badAction.json.error.code, 'INVALID_STATE');
+      assert.match(badAction.json.error.message, /holds no merchant's debt/);
       assert.equal((await gw.paygate.services.exceptions.get(e.id))!.resolved_at, null);
       const before = await available(gw);
       const credit = await run(

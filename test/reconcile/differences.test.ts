@@ -290,17 +290,6 @@ for (const kind of DATABASES) {
         [['--date', 'yesterday'], {}, /--date must be a day as YYYY-MM-DD/],
         [['--date', tomorrow], {}, /is in the future/],
         [['--channel', 'paypal'], {}, /--channel must be setu or cashfree/],
-        [
-          ['--channel', 'setu'],
-          {
-            SETU_BASE_URL: '',
-            SETU_CLIENT_ID: '',
-            SETU_CLIENT_SECRET: '',
-            SETU_MERCHANT_ID: '',
-            SETU_WEBHOOK_SECRET: '',
-          },
-          /setu is not configured/,
-        ],
       ];
       for (const [args, env, message] of cases) {
         const r = await reconcile(l, args, env);
@@ -309,6 +298,17 @@ for (const kind of DATABASES) {
         assert.match(r.json.error.message, message);
         assert.equal(r.stdout.trim().split('\n').length, 1);
       }
+      // A well-formed request for a channel that is off is refused, not misread: exit 1 with its code.
+      const off = await reconcile(l, ['--channel', 'setu'], {
+        SETU_BASE_URL: '',
+        SETU_CLIENT_ID: '',
+        SETU_CLIENT_SECRET: '',
+        SETU_MERCHANT_ID: '',
+        SETU_WEBHOOK_SECRET: '',
+      });
+      assert.equal(off.status, 1, off.stdout + off.stderr);
+      assert.equal(off.json.error.code, 'LIVE_CHANNEL_NOT_CONFIGURED');
+      assert.match(off.json.error.message, /setu is not configured/);
       assert.equal(l.setu.requests.length, setuBefore);
       assert.equal(l.cashfree.requests.length, cfBefore);
       const runsAfter = await l.gw.database.db

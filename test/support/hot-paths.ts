@@ -20,6 +20,7 @@ import {
   findByOrderNo,
   findByOrderNos,
   findStatus,
+  findStatusByOrderNo,
   findTransaction,
   findTransactions,
   insertTransactions,
@@ -143,6 +144,11 @@ export const HOT_PATHS: HotPath[] = [
     name: 'status query',
     uses: [{ table: 'transactions', columns: PK }],
     issue: (on, v) => findStatus(on, v.merchantId, 'payin', v.paymentId),
+  },
+  {
+    name: 'status query by merchant_order_no',
+    uses: [{ table: 'transactions', columns: ORDER_NO }],
+    issue: (on, v) => findStatusByOrderNo(on.db, v.merchantId, 'payin', v.orderNo),
   },
   {
     name: 'refund_status: the refund read',
