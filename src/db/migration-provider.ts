@@ -21,6 +21,7 @@ import { afterFinal } from './after-final.migration.ts';
 import { intake } from './intake.migration.ts';
 import { accountTransfers } from './account-transfers.migration.ts';
 import { disputes } from './disputes.migration.ts';
+import { consoleAttention } from './console-attention.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -43,6 +44,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0020_intake': intake(kind),
         '0021_account_transfers': accountTransfers(),
         '0022_disputes': disputes(),
+        '0023_console_attention': consoleAttention(),
       };
     },
   };
