@@ -533,7 +533,11 @@ for (const kind of DATABASES) {
         await heading(page, 'Transactions');
         assert.deepEqual(sorted(await listed(page)), await inDb({}), 'every merchant’s');
         const rows = await readTable(page, 'Transactions');
-        assert.equal(rows.find((r) => r.payment_id === tx.other)?.Merchant, B, 'with the merchant column');
+        assert.equal(
+          rows.find((r) => r.payment_id === tx.other)?.Merchant,
+          `Other Shop ${B}`,
+          'with the merchant column: its name and id',
+        );
         await screenshot(page, `dashboard-operator-transactions-${screen}`);
         await finish(page, problems);
 

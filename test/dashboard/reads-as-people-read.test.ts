@@ -31,11 +31,13 @@ for (const kind of DATABASES) {
     let gw: Gateway;
     let shop: ConsoleBrowser;
     const ids = {} as Record<'paid' | 'failed' | 'plain' | 'payout' | 'refund', string>;
+    let keyOf = '';
 
     before(async () => {
       gw = await startGateway(kind, { worker: true, env: { SANDBOX_PAYOUT_SETTLE_MS: '50' } });
       const m = await gw.paygate.services.merchants.create({ name: 'Asha Stores Bengaluru' });
       const key = m.api_key;
+      keyOf = key;
       await gw.paygate.services.wallets.topUp(m.merchant_id, 'INR', 10_000_00);
       const payin = async (order: string, status: 'SUCCESS' | 'FAILED', extra: object = {}) => {
         const made = await gw.post(
@@ -163,6 +165,24 @@ for (const kind of DATABASES) {
       );
       assert.equal(await customer(`/dashboard/transactions/${ids.plain}`), 'No details given');
       assert.equal(await customer(`/dashboard/transactions/${ids.payout}`), 'Ravi Kumar · ravi@example.com');
+      // A P2P pay-in also shows where the customer is sent back to.
+      const p2p = await gw.post(
+        '/payments/p2p/payin',
+        {
+          money: { amount: 5 },
+          merchant_order_no: 'rd-p2p',
+          redirect_url: 'https://shop.example/thanks',
+          user_details: { user_name: 'Meera' },
+        },
+        { key: keyOf },
+      );
+      assert.equal(p2p.status, 200, p2p.text);
+      const p2pPage = (await getPage(gw, shop, `/dashboard/transactions/${p2p.body.payment_id}`)).body;
+      assert.equal(await customer(`/dashboard/transactions/${p2p.body.payment_id}`), 'Meera');
+      assert.match(
+        p2pPage,
+        /<dt>Redirect URL<\/dt><dd><span class="mono">https:\/\/shop\.example\/thanks<\/span>/,
+      );
       const refund = (await getPage(gw, shop, `/dashboard/transactions/${ids.refund}`)).body;
       assert.match(
         refund,

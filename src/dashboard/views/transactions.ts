@@ -129,6 +129,8 @@ export function listBody(
   const form = filterForm(query, merchants);
   const head = ['Created (IST)', 'payment_id', 'Kind', 'Flow', 'Order no.', '#Amount', 'Status', 'UTR'];
   if (user.role === 'operator') head.splice(2, 0, 'Merchant');
+  // An operator reads each row's merchant by its name, its id beside it.
+  const names = new Map((merchants ?? []).map((m) => [m.merchant_id, m.name]));
   const body = rows.map((r) => {
     const cells = [
       timeCell(r.created_at),
@@ -140,7 +142,12 @@ export function listBody(
       statusWithReason(r.status, r.failure_reason),
       `<span class="mono">${esc(r.utr)}</span>`,
     ];
-    if (user.role === 'operator') cells.splice(2, 0, `<span class="mono">${esc(r.merchant_id)}</span>`);
+    if (user.role === 'operator')
+      cells.splice(
+        2,
+        0,
+        `${esc(names.get(r.merchant_id) ?? '')} <span class="mono">${esc(r.merchant_id)}</span>`,
+      );
     return `<tr>${cells.map((c, i) => `<td${head[i]!.startsWith('#') ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`;
   });
   const pager = `<nav class="pager" aria-label="Pages">${isFirst ? '<span></span>' : `<a href="/dashboard/transactions${esc(queryString(query))}">First page</a>`}${next ? `<a rel="next" href="/dashboard/transactions${esc(queryString(query, { after: next }))}">Next page</a>` : ''}</nav>`;
