@@ -53,6 +53,25 @@ export function istTime(at: number | null): string {
   return new Date(at + IST_OFFSET_MS).toISOString().replace('T', ' ').slice(0, 19);
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * An IST day (YYYY-MM-DD) as people read it: `28 Nov`, with the year when it is not `thisYear`'s
+ * (`28 Nov 2025`). Text that is not a day is returned as it is.
+ */
+export function istDayLabel(date: string, thisYear?: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  if (!m) return date;
+  const day = `${Number(m[3])} ${MONTHS[Number(m[2]) - 1] ?? m[2]}`;
+  return thisYear === undefined || m[1] === thisYear ? day : `${day} ${m[1]}`;
+}
+
+/** An instant as people read it in IST: `28 Nov, 14:03:12`, with the year when it is not `now`'s. */
+export function istDayTime(at: number, now: number = Date.now()): string {
+  const text = istTime(at);
+  return `${istDayLabel(text.slice(0, 10), istDate(now).slice(0, 4))}, ${text.slice(11)}`;
+}
+
 /** An instant as ISO 8601 in IST, to the millisecond: 2026-11-25T14:03:12.345+05:30. */
 export function istIso(at: number | null): string {
   if (at === null) return '';

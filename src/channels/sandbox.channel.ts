@@ -24,11 +24,25 @@ export const SANDBOX_FAILING_ACCOUNT_SUFFIX = '0000';
 /** Refunds whose amount has these paise fail in the sandbox (contract §12). */
 export const SANDBOX_FAILING_REFUND_PAISE = 13;
 
+/** Why the sandbox fails a transaction, as its page shows it: the rule that applied, or who asked. */
+export const SANDBOX_REASONS = {
+  account: `sandbox rule: a payout to an account number ending in ${SANDBOX_FAILING_ACCOUNT_SUFFIX} fails`,
+  refundPaise: `sandbox rule: a refund whose paise are ${SANDBOX_FAILING_REFUND_PAISE} fails`,
+  page: 'sandbox: "Simulate failure" on the payment page',
+  api: 'sandbox: failed by POST /sandbox/…/complete',
+} as const;
+
 export function sandboxOutcome(
   status: 'SUCCESS' | 'FAILED',
   channelTxnId = `SBX${base62(17)}`,
+  reason?: string,
 ): FinalOutcome {
-  return { status, utr: status === 'SUCCESS' ? newUtr() : '', channelTxnId };
+  return {
+    status,
+    utr: status === 'SUCCESS' ? newUtr() : '',
+    channelTxnId,
+    ...(status === 'FAILED' && reason ? { reason } : {}),
+  };
 }
 
 export class SandboxChannel implements Channel {
@@ -75,7 +89,7 @@ export class SandboxChannel implements Channel {
     const failed = p.receiver.accountNo.endsWith(SANDBOX_FAILING_ACCOUNT_SUFFIX);
     return {
       channelTxnId: p.channelTxnId,
-      outcome: sandboxOutcome(failed ? 'FAILED' : 'SUCCESS', p.channelTxnId),
+      outcome: sandboxOutcome(failed ? 'FAILED' : 'SUCCESS', p.channelTxnId, SANDBOX_REASONS.account),
       reversed: false,
     };
   }
@@ -88,7 +102,7 @@ export class SandboxChannel implements Channel {
     const failed = r.amount % 100 === SANDBOX_FAILING_REFUND_PAISE;
     return {
       channelTxnId: r.channelTxnId,
-      outcome: sandboxOutcome(failed ? 'FAILED' : 'SUCCESS', r.channelTxnId),
+      outcome: sandboxOutcome(failed ? 'FAILED' : 'SUCCESS', r.channelTxnId, SANDBOX_REASONS.refundPaise),
     };
   }
 
@@ -97,24 +111,26 @@ export class SandboxChannel implements Channel {
     return ageMs === 0 ? this.payoutSettleMs : Math.max(this.payoutSettleMs, 1000);
   }
 
-  /** Settles a pay-in as the customer's bank would report it. */
+  /** Settles a pay-in as the customer's bank would report it; a failure carries `reason`. */
   async completePayin(
     sink: FinalStatusSink,
     paymentId: string,
     status: 'SUCCESS' | 'FAILED',
     source: string,
+    reason?: string,
   ) {
-    return sink.settle(paymentId, sandboxOutcome(status), source);
+    return sink.settle(paymentId, sandboxOutcome(status, undefined, reason), source);
   }
 
-  /** Settles a payout or a refund at once, as the bank would report it. */
+  /** Settles a payout or a refund at once, as the bank would report it; a failure carries `reason`. */
   async completePayout(
     sink: FinalStatusSink,
     paymentId: string,
     channelTxnId: string,
     status: 'SUCCESS' | 'FAILED',
     source: string,
+    reason?: string,
   ) {
-    return sink.settle(paymentId, sandboxOutcome(status, channelTxnId || undefined), source);
+    return sink.settle(paymentId, sandboxOutcome(status, channelTxnId || undefined, reason), source);
   }
 }

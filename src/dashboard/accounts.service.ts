@@ -114,6 +114,8 @@ export interface DashboardUser {
   role: UserRole;
   /** The merchant a merchant's user sees; null for an operator. */
   merchantId: string | null;
+  /** That merchant's name, which the header shows; null for an operator. */
+  merchantName: string | null;
   csrfToken: string;
   tokenHash: string;
 }
@@ -349,6 +351,7 @@ export class AccountService {
       email: found.email,
       role: found.role,
       merchantId: found.merchant_id,
+      merchantName: found.merchant_name,
       csrfToken: found.csrf_token,
       tokenHash,
     };

@@ -36,5 +36,6 @@ export function csvRow(r: ListRow): string {
     r.utr,
     istIso(r.created_at),
     istIso(r.finalized_at),
+    r.failure_reason ?? '',
   ]);
 }

@@ -13,6 +13,7 @@ import type {
   UserTable,
 } from '../db/schema.ts';
 import { DAY_MS, IST_OFFSET_MS } from '../ist.ts';
+import { failedDeliveryIds } from './attention.repository.ts';
 
 type Db = Kysely<Tables>;
 
@@ -32,6 +33,7 @@ export type SessionUser = SessionTable &
   Pick<UserTable, 'email' | 'role' | 'merchant_id' | 'disabled_at'> & {
     /** The status of the user's merchant; null for an operator. */
     merchant_status: MerchantStatus | null;
+    merchant_name: string | null;
   };
 
 export async function findSession(db: Db, tokenHash: string): Promise<SessionUser | undefined> {
@@ -50,6 +52,7 @@ export async function findSession(db: Db, tokenHash: string): Promise<SessionUse
       'users.merchant_id',
       'users.disabled_at',
       'merchants.status as merchant_status',
+      'merchants.name as merchant_name',
     ])
     .where('sessions.token_hash', '=', tokenHash)
     .executeTakeFirst();
@@ -148,6 +151,8 @@ export interface TransactionFilter {
   maxAmount?: number;
   /** A payment_id, merchant_order_no or utr, matched exactly. */
   search?: string;
+  /** Only transactions whose callback failed every attempt (`failedDeliveryIds`). */
+  deliveryFailed?: boolean;
 }
 
 /** Where a page of the list ends: the next page starts after this row. */
@@ -168,6 +173,7 @@ export const LIST_COLUMNS = [
   'utr',
   'created_at',
   'finalized_at',
+  'failure_reason',
 ] as const;
 
 export type ListRow = Pick<Tables['transactions'], (typeof LIST_COLUMNS)[number]>;
@@ -217,6 +223,7 @@ export async function listTransactions(
   if (filter.kind) q = q.where('kind', '=', filter.kind);
   if (filter.flow) q = q.where('flow', '=', filter.flow);
   if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.deliveryFailed) q = q.where('payment_id', 'in', failedDeliveryIds(db, filter.merchantId));
   if (filter.from !== undefined) q = q.where('created_at', '>=', filter.from);
   // Past the first page the cursor bounds the scan; SQLite would otherwise pick one of the two
   // bounds and, given `to`, read every entry from `to` down to the cursor.

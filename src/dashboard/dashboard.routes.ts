@@ -109,13 +109,14 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     transactionActionRoutes(app, ctx);
     developerRoutes(app, ctx);
     accountRoutes(app, ctx);
+    // Both roles: an operator's in full, a merchant's user's read-only and about its own merchant.
+    exceptionRoutes(app, ctx);
+    reconcileRoutes(app, ctx);
 
     app.register(async (ops) => {
       ops.addHook('preHandler', operatorOnly);
       merchantRoutes(ops, ctx);
       operationsRoutes(ops, ctx);
-      exceptionRoutes(ops, ctx);
-      reconcileRoutes(ops, ctx);
       userRoutes(ops, ctx);
     });
   });

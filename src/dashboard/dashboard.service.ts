@@ -8,9 +8,6 @@ import type { Config } from '../config.ts';
 import type { MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { formatAmount } from '../money.ts';
-import { countOpenExceptions, listExceptions } from '../exceptions/exceptions.repository.ts';
-import type { ResolveAction } from '../exceptions/exceptions.service.ts';
-import { findRun, listRuns, runMismatches } from '../reconcile/reconcile.repository.ts';
 import {
   callbackUrlProblem,
   vpaProblem,
@@ -37,6 +34,8 @@ import {
 import { insertAuditAction, listAuditActions } from '../audit/audit.repository.ts';
 import { DAY_MS, istDate, istDayStart } from '../ist.ts';
 import { dayPoints } from './day-points.ts';
+import { countFailedDeliveries } from './attention.repository.ts';
+import { OversightService } from './oversight.service.ts';
 
 /** Rows per page of the transactions list and the ledger. */
 export const PAGE_SIZE = 50;
@@ -48,12 +47,17 @@ export const OVERVIEW_DAYS = 30;
 const FORM_MEMORY_MS = 7 * 86_400_000;
 
 export class DashboardService {
+  /** Exceptions and reconciliation, for operators and (read-only) merchants' users. */
+  readonly oversight: OversightService;
+
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly services: Services,
     private readonly config: Config,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.oversight = new OversightService(db, services, (formId) => this.takeFormOnce(formId));
+  }
 
   /**
    * The merchant a page is about: a merchant's user always its own; an operator the one asked
@@ -85,11 +89,12 @@ export class DashboardService {
     const at = this.now();
     const today = istDayStart(istDate(at))!;
     const first = today - (OVERVIEW_DAYS - 1) * DAY_MS;
-    const [wallets, stats] = await Promise.all([
+    const [wallets, stats, failedDeliveries] = await Promise.all([
       walletsOf(this.db, merchantId),
       dailyStats(this.db, merchantId, currency, first),
+      countFailedDeliveries(this.db, merchantId),
     ]);
-    return { wallets, days: dayPoints(stats, first, OVERVIEW_DAYS) };
+    return { wallets, days: dayPoints(stats, first, OVERVIEW_DAYS), failedDeliveries };
   }
 
   transactions(filter: TransactionFilter, cursor: ListCursor | null): Promise<ListRow[]> {
@@ -114,7 +119,8 @@ export class DashboardService {
     const txn = await findTransaction(this.db, paymentId);
     if (!txn || (user.merchantId !== null && txn.merchant_id !== user.merchantId))
       throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in or payout with this payment_id');
-    const [events, journal, deliveries, refunds, disputes] = await Promise.all([
+    const [merchant, events, journal, deliveries, refunds, disputes] = await Promise.all([
+      this.services.merchants.get(txn.merchant_id),
       eventsOf(this.db, paymentId),
       journalOf(this.db, paymentId),
       this.services.callbacks.list({ paymentId, merchantId: txn.merchant_id, limit: 100 }),
@@ -128,6 +134,7 @@ export class DashboardService {
     const refunded = refunds.filter((r) => r.status !== 'FAILED').reduce((sum, r) => sum + r.amount, 0);
     return {
       txn,
+      merchantName: merchant.name,
       events,
       journal,
       deliveries: deliveries.map((d, i) => ({ ...d, log: attempts[i]! })),
@@ -135,6 +142,39 @@ export class DashboardService {
       disputes,
       refundable: txn.kind === 'payin' && txn.status === 'SUCCESS' ? txn.amount - refunded : 0,
     };
+  }
+
+  /**
+   * The pay-in a console refund of `amount` is for, checked as the API checks it (status, an open
+   * dispute, what is left to refund, the available balance), so that its confirmation never offers
+   * what would be refused. Nothing is held until the confirmed form is posted.
+   */
+  async refundPreview(user: DashboardUser, paymentId: string, amount: number) {
+    const detail = await this.transaction(user, paymentId);
+    const t = detail.txn;
+    if (t.kind !== 'payin') throw new AppError('PAYMENT_NOT_FOUND', 'No pay-in with this payment_id');
+    if (t.status !== 'SUCCESS')
+      throw new AppError(
+        'PAYMENT_NOT_REFUNDABLE',
+        `Only a SUCCESS pay-in can be refunded; this one is ${t.status}`,
+      );
+    if (detail.disputes.some((d) => d.status === 'open'))
+      throw new AppError(
+        'PAYMENT_DISPUTED',
+        'A dispute of this pay-in is open: it cannot be refunded until the dispute is decided',
+      );
+    if (amount > detail.refundable)
+      throw new AppError(
+        'REFUND_EXCEEDS_PAYMENT',
+        `The refunds of this pay-in would exceed its amount: at most ${formatAmount(detail.refundable)} ${t.currency} is left to refund.`,
+      );
+    const wallet = (await walletsOf(this.db, t.merchant_id)).find((w) => w.currency === t.currency);
+    if ((wallet?.available ?? 0) < amount)
+      throw new AppError(
+        'INSUFFICIENT_BALANCE',
+        `The available balance (${formatAmount(wallet?.available ?? 0)} ${t.currency}) does not cover this refund.`,
+      );
+    return detail;
   }
 
   /**
@@ -254,69 +294,6 @@ export class DashboardService {
       `created ${created.mode} merchant ${input.name}`,
     );
     return created;
-  }
-
-  exceptions() {
-    return listExceptions(this.db, 200);
-  }
-
-  /** How many exceptions are open (the overview's count). */
-  async openExceptions(): Promise<number> {
-    return (await countOpenExceptions(this.db)).reduce((sum, k) => sum + k.count, 0);
-  }
-
-  async exception(id: number) {
-    const e = await this.services.exceptions.get(id);
-    if (!e) throw new AppError('BAD_REQUEST', `There is no exception ${id}.`);
-    return e;
-  }
-
-  checkResolution(id: number, action: ResolveAction, fields: { merchant: string; note: string }) {
-    return this.services.exceptions.check(id, {
-      action,
-      merchantId: fields.merchant || null,
-      note: fields.note,
-      actor: '',
-    });
-  }
-
-  /**
-   * Resolves an exception as the user (journaled and audited by the exception service). A money
-   * action's confirmation form is taken once (`formId`): posted again, it is 409 and moves nothing.
-   */
-  async resolveException(
-    user: DashboardUser,
-    id: number,
-    action: ResolveAction,
-    fields: { merchant: string; note: string },
-    formId: string | null,
-  ) {
-    if (formId !== null && !(await this.takeFormOnce(formId)))
-      throw new AppError(
-        'INVALID_STATE',
-        'This confirmation was sent already; the exception was resolved once.',
-      );
-    return this.services.exceptions.resolve(id, {
-      action,
-      merchantId: fields.merchant || null,
-      note: fields.note,
-      actor: user.email,
-    });
-  }
-
-  reconcileRuns(limit: number, beforeId?: number) {
-    return listRuns(this.db, limit, beforeId);
-  }
-
-  /** A run and the differences it found first (at most 1,000 shown). */
-  async reconcileRun(id: number) {
-    const run = await findRun(this.db, id);
-    return run ? { run, mismatches: await runMismatches(this.db, id, 1000) } : null;
-  }
-
-  /** Each configured live channel: when it last sent a verified notification (null: never) and its silence. */
-  channelSilence() {
-    return this.services.silence.read();
   }
 
   verify() {

@@ -42,6 +42,8 @@ caption{text-align:left;padding:.5rem .75rem;font-weight:600}
 .s-SUCCESS,.s-delivered{background:#dcfce7;color:#14532d}
 .s-FAILED,.s-failed{background:#fee2e2;color:#7f1d1d}
 .s-PENDING,.s-PROCESSING,.s-pending{background:#fef3c7;color:#713f12}
+.reason{display:block;max-width:18rem;white-space:normal;overflow-wrap:anywhere;font-size:.75rem;color:#4a5568}
+.stats.attention .stat{margin:0}
 form.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.5rem .75rem;align-items:end}
 label{display:block;font-size:.8125rem;color:#344054;font-weight:600}
 input,select{display:block;width:100%;margin-top:.25rem;padding:.5rem;border:1px solid #8a94a6;border-radius:.375rem;font:inherit;background:#fff;color:#1a1f36;min-height:2.75rem}

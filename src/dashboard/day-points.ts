@@ -11,8 +11,12 @@ export interface DayPoint {
   payinVolume: number;
   payoutVolume: number;
   refundVolume: number;
+  /** Pay-ins that succeeded and failed: the success rate is of pay-ins, what customers tried to pay. */
   succeeded: number;
   failed: number;
+  /** Payouts that succeeded and failed. */
+  payoutsSucceeded: number;
+  payoutsFailed: number;
 }
 
 /** `count` points from the IST day that starts at `first`, with `stats` of those days added in. */
@@ -27,16 +31,23 @@ export function dayPoints(stats: DayStats[], first: number, count: number): DayP
       refundVolume: 0,
       succeeded: 0,
       failed: 0,
+      payoutsSucceeded: 0,
+      payoutsFailed: 0,
     });
   }
   for (const s of stats) {
     const point = days[s.day - firstDay];
     if (!point) continue;
-    if (s.kind === 'payin') point.payinVolume += s.volume;
-    else if (s.kind === 'refund') point.refundVolume += s.volume;
-    else point.payoutVolume += s.volume;
-    point.succeeded += s.succeeded;
-    point.failed += s.failed;
+    if (s.kind === 'payin') {
+      point.payinVolume += s.volume;
+      point.succeeded += s.succeeded;
+      point.failed += s.failed;
+    } else if (s.kind === 'refund') point.refundVolume += s.volume;
+    else {
+      point.payoutVolume += s.volume;
+      point.payoutsSucceeded += s.succeeded;
+      point.payoutsFailed += s.failed;
+    }
   }
   return days;
 }

@@ -22,6 +22,7 @@ import { intake } from './intake.migration.ts';
 import { accountTransfers } from './account-transfers.migration.ts';
 import { disputes } from './disputes.migration.ts';
 import { sharedLimits } from './shared-limits.migration.ts';
+import { consoleAttention } from './console-attention.migration.ts';
 
 export function migrationProvider(kind: DatabaseKind): MigrationProvider {
   return {
@@ -45,6 +46,7 @@ export function migrationProvider(kind: DatabaseKind): MigrationProvider {
         '0021_account_transfers': accountTransfers(),
         '0022_disputes': disputes(),
         '0023_shared_limits': sharedLimits(),
+        '0024_console_attention': consoleAttention(),
       };
     },
   };

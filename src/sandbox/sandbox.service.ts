@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Tables, TransactionKind } from '../db/schema.ts';
-import type { SandboxChannel } from '../channels/sandbox.channel.ts';
+import { SANDBOX_REASONS, type SandboxChannel } from '../channels/sandbox.channel.ts';
 import type { FinalStatusSink } from '../channels/channel.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../merchants/merchants.service.ts';
@@ -99,10 +99,21 @@ export class SandboxService {
         status: txn.status,
       });
     if (txn.status === 'SUCCESS' || txn.status === 'FAILED') throw invalid();
+    const reason =
+      source === 'page'
+        ? SANDBOX_REASONS.page
+        : SANDBOX_REASONS.api.replace('…', txn.kind === 'payin' ? 'payin' : txn.kind);
     const { changed } =
       txn.kind === 'payin'
-        ? await this.channel.completePayin(this.sink, txn.payment_id, status, source)
-        : await this.channel.completePayout(this.sink, txn.payment_id, txn.channel_txn_id, status, source);
+        ? await this.channel.completePayin(this.sink, txn.payment_id, status, source, reason)
+        : await this.channel.completePayout(
+            this.sink,
+            txn.payment_id,
+            txn.channel_txn_id,
+            status,
+            source,
+            reason,
+          );
     const after = await findTransaction(this.db, txn.payment_id);
     if (!changed || !after) {
       throw new AppError('INVALID_STATE', 'The transaction is already final', {

@@ -8,6 +8,9 @@ import type { Channel } from '../channels/channel.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
 import type { StepDeps } from './step.ts';
 
+/** Why a pay-in that nobody paid in time is FAILED, as its page says. */
+export const EXPIRED = 'expired: not paid before its expiry';
+
 export async function payinStep(row: TransactionRow, channel: Channel, d: StepDeps): Promise<void> {
   const open = { paymentId: row.payment_id, channelTxnId: row.channel_txn_id, amount: row.amount };
   const pollAgain = (nextActionAt: number) =>
@@ -24,7 +27,11 @@ export async function payinStep(row: TransactionRow, channel: Channel, d: StepDe
       if (outcome.status === 'SUCCESS') await d.outcomes.payin(row, outcome, `expiry:${channel.name}`);
     }
     // Still PENDING (nothing paid it, or what came is an exception): it ran out of time.
-    await d.finality.settle(row.payment_id, { status: 'FAILED', utr: '', channelTxnId: '' }, 'expiry');
+    await d.finality.settle(
+      row.payment_id,
+      { status: 'FAILED', utr: '', channelTxnId: '', reason: EXPIRED },
+      'expiry',
+    );
     return;
   }
   const outcome = await channel.payinOutcome(open);

@@ -62,7 +62,7 @@ export async function payoutStep(
   if ('rejected' in sent) {
     await d.finality.settle(
       row.payment_id,
-      { status: 'FAILED', utr: '', channelTxnId: '' },
+      { status: 'FAILED', utr: '', channelTxnId: '', reason: `refused by ${channel.name}: ${sent.rejected}` },
       `channel:${channel.name}:rejected:${sent.rejected}`,
     );
     return;

@@ -30,7 +30,7 @@ const PASSWORD = 'correct-horse-battery-staple';
 const EMAIL: Record<Role, string> = { merchant: 'owner@shop.example', operator: 'ops@paygate.example' };
 const SESSION_COOKIE = 'paygate_session';
 const CSV_HEADER =
-  'payment_id,merchant_id,kind,flow,merchant_order_no,amount,currency,status,utr,created_at_ist,finalized_at_ist';
+  'payment_id,merchant_id,kind,flow,merchant_order_no,amount,currency,status,utr,created_at_ist,finalized_at_ist,failure_reason';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sorted = (ids: Iterable<string>) => [...ids].sort();
@@ -419,27 +419,28 @@ for (const kind of DATABASES) {
             .locator('strong')
             .textContent();
         assert.equal(await stat('Available (INR)'), '₹10,515.25');
-        assert.equal(await stat('Held for payouts (INR)'), '₹0.00');
+        assert.equal(await stat('Held for payouts and refunds (INR)'), '₹0.00');
         assert.equal(await stat('Pay-ins, 30 days'), '₹715.25');
         assert.equal(await stat('Payouts, 30 days'), '₹200.00');
-        // Five final successes (four pay-ins and the payout), one failure.
-        assert.equal(await stat('Success rate, 30 days'), '83.3%');
+        // Of the final pay-ins, four succeeded and one failed; the payout succeeded.
+        assert.equal(await stat('Pay-in success rate, 30 days'), '80.0%');
+        assert.equal(await stat('Payout success rate, 30 days'), '100.0%');
         assert.ok(
-          await page.getByRole('img', { name: /volume \(bars\) and success rate/ }).isVisible(),
+          await page.getByRole('img', { name: /volume \(bars\) and pay-in success rate/ }).isVisible(),
           'the chart',
         );
         // The figures behind the chart, one click away.
         await page.getByText('The figures by day', { exact: true }).click();
-        const days = await readTable(page, 'Volume and success rate by day');
+        const days = await readTable(page, 'Volume and pay-in success rate by day');
         assert.equal(days.length, 30);
         assert.deepEqual(
           {
             in: days[0]!['Pay-ins (₹)'],
             out: days[0]!['Payouts (₹)'],
-            ok: days[0]!.Succeeded,
-            ko: days[0]!.Failed,
+            ok: days[0]!['Pay-ins succeeded'],
+            ko: days[0]!['Pay-ins failed'],
           },
-          { in: '715.25', out: '200.00', ok: '5', ko: '1' },
+          { in: '715.25', out: '200.00', ok: '4', ko: '1' },
           "today's row",
         );
         await screenshot(page, `dashboard-overview-${screen}`);
@@ -486,6 +487,20 @@ for (const kind of DATABASES) {
         await screenshot(page, `dashboard-developers-${screen}`);
         await finish(page, problems);
 
+        // Read-only, the exceptions and differences naming the merchant: none in the sandbox.
+        ({ page, problems } = await open(context, '/dashboard/exceptions'));
+        await heading(page, 'Channel exceptions');
+        assert.ok(await page.getByText('No exceptions.').isVisible());
+        await screenshot(page, `dashboard-merchant-exceptions-${screen}`);
+        await finish(page, problems);
+        ({ page, problems } = await open(context, '/dashboard/reconcile'));
+        await heading(page, 'Reconciliation');
+        assert.ok(
+          await page.getByText('Reconciliation has found no difference about your transactions.').isVisible(),
+        );
+        await screenshot(page, `dashboard-merchant-reconcile-${screen}`);
+        await finish(page, problems);
+
         // The operator's pages are not the merchant's.
         for (const path of [
           '/dashboard/merchants',
@@ -518,7 +533,11 @@ for (const kind of DATABASES) {
         await heading(page, 'Transactions');
         assert.deepEqual(sorted(await listed(page)), await inDb({}), 'every merchant’s');
         const rows = await readTable(page, 'Transactions');
-        assert.equal(rows.find((r) => r.payment_id === tx.other)?.Merchant, B, 'with the merchant column');
+        assert.equal(
+          rows.find((r) => r.payment_id === tx.other)?.Merchant,
+          `Other Shop ${B}`,
+          'with the merchant column: its name and id',
+        );
         await screenshot(page, `dashboard-operator-transactions-${screen}`);
         await finish(page, problems);
 
@@ -667,7 +686,7 @@ for (const kind of DATABASES) {
 
           const timeline = (await page.locator('ol.timeline li').allTextContents()).map((t) => t.trim());
           assert.ok(timeline.length >= 2, `a timeline: ${timeline.join(' | ')}`);
-          assert.match(timeline[0]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d — Created$/);
+          assert.match(timeline[0]!, /^\d{1,2} [A-Z][a-z]{2}, \d\d:\d\d:\d\d — Created$/);
           assert.ok(
             timeline.some((t) => / — SUCCESS \(/.test(t)),
             `the success is on it: ${timeline.join(' | ')}`,
@@ -1021,7 +1040,11 @@ for (const kind of DATABASES) {
           [EMAIL.operator, 'merchant_create', `created test merchant ${name}`],
         ]);
         for (const r of await readTable(page, 'Activity'))
-          assert.match(r['Time (IST)']!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/, 'when');
+          assert.match(
+            r['Time (IST)']!,
+            /^\d{1,2} [A-Z][a-z]{2}, \d\d:\d\d:\d\d$/,
+            'when, as 28 Nov, 14:03:12',
+          );
         await finish(page, problems);
       }
     });
@@ -1069,7 +1092,7 @@ for (const kind of DATABASES) {
 
         // The operator sees it.
         ({ page, problems } = await open(await session('operator', screen), path));
-        assert.equal(await fact(page, 'Merchant'), B);
+        assert.equal(await fact(page, 'Merchant'), `Other Shop (${B})`, 'by its name and id');
         await finish(page, problems);
       }
     });

@@ -301,6 +301,16 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
       { role: 'merchant', path: `/dashboard/transactions/${refund}`, h1: 'Transaction', rows: 1 },
       { role: 'merchant', path: '/dashboard/ledger', h1: 'Ledger', rows: 8 },
       { role: 'merchant', path: '/dashboard/developers', h1: 'Developers', rows: 1 },
+      { role: 'merchant', path: '/dashboard/exceptions', h1: 'Channel exceptions', rows: 2 },
+      {
+        role: 'merchant',
+        path: `/dashboard/exceptions/${exceptionId}`,
+        h1: `Exception #${exceptionId}`,
+        rows: 0,
+      },
+      { role: 'merchant', path: '/dashboard/reconcile', h1: 'Reconciliation', rows: 1 },
+      { role: 'merchant', path: `/dashboard/reconcile/${runId}`, h1: 'Reconciliation 24 Nov', rows: 1 },
+      { role: 'merchant', path: `/dashboard/transactions?delivery=failed`, h1: 'Transactions', rows: 0 },
       { role: 'merchant', path: '/dashboard/account', h1: 'Your account', rows: 0 },
       { role: 'merchant', path: '/dashboard/no-such-page', h1: 'Not found', rows: 0, status: 404 },
       { role: 'operator', path: '/dashboard', h1: 'Overview', rows: 30 },
@@ -325,7 +335,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
         rows: 0,
       },
       { role: 'operator', path: '/dashboard/reconcile', h1: 'Reconciliation', rows: 1 },
-      { role: 'operator', path: `/dashboard/reconcile/${runId}`, h1: 'Reconciliation 2026-11-24', rows: 1 },
+      { role: 'operator', path: `/dashboard/reconcile/${runId}`, h1: 'Reconciliation 24 Nov', rows: 1 },
       { role: 'operator', path: '/dashboard/verify', h1: 'Ledger check', rows: 0 },
       { role: 'operator', path: '/dashboard/users', h1: 'Users', rows: 2 },
       { role: 'operator', path: '/dashboard/activity', h1: 'Activity', rows: 2 },
@@ -368,7 +378,7 @@ describe('the console on a phone (390×844)', { skip: chromiumSkip() || (await s
       await page.getByText('Menu', { exact: true }).click();
       const nav = page.getByRole('navigation', { name: 'Dashboard' });
       const links = nav.getByRole('link');
-      assert.equal(await links.count(), role === 'operator' ? 10 : 5, 'every page, and the account');
+      assert.equal(await links.count(), role === 'operator' ? 10 : 7, 'every page, and the account');
       for (const link of await links.all()) {
         const box = (await link.boundingBox())!;
         assert.ok(box.x >= 0 && box.x + box.width <= 390, `${await link.textContent()} on screen`);

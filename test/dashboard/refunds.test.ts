@@ -1,7 +1,7 @@
 /**
  * Refunds in the console, over HTTP on both databases (contract §11, §12): the Refund action on a
- * SUCCESS pay-in's page (amount filled in with what is refundable, CSRF, one refund per form,
- * audited), the pay-in's refunds, refunds as a kind in the list, its filters and CSV, and in the
+ * SUCCESS pay-in's page (an empty amount, what is refundable named; a review screen that holds
+ * nothing; CSRF; one refund per confirmation; audited), the pay-in's refunds, refunds as a kind in the list, its filters and CSV, and in the
  * overview's figures; another merchant's pay-in is 404 and nothing moves.
  */
 import assert from 'node:assert/strict';
@@ -73,13 +73,27 @@ for (const kind of DATABASES) {
       const page = await shop.get(`/dashboard/transactions/${paymentId}`);
       assert.equal(page.statusCode, 200);
       assert.match(page.body, /<h2 id="refunds-h">Refunds<\/h2>/);
-      assert.match(page.body, /id="refund-amount" name="amount" required inputmode="decimal" value="100.00"/);
-      const formId = /name="form_id" value="([A-Za-z0-9]{22})"/.exec(page.body)![1]!;
+      assert.match(
+        page.body,
+        /at most 100.00\)<input id="refund-amount" name="amount" required inputmode="decimal" autocomplete="off" placeholder="0.00">/,
+      );
+      assert.doesNotMatch(page.body, /name="form_id"/, 'the first form moves no money: no one-time id');
+
+      // The review: a confirmation page, nothing recorded, nothing held.
+      const review = await shop.post(`/dashboard/transactions/${paymentId}/refund`, {
+        amount: '30.00',
+        reason: 'Damaged',
+      });
+      assert.equal(review.statusCode, 200, review.body.slice(0, 300));
+      assert.match(review.body, /<h1>Confirm refund<\/h1>/);
+      assert.match(review.body, /name="amount" value="30.00"/);
+      assert.deepEqual(await refundsOf(paymentId), []);
+      const formId = /name="form_id" value="([A-Za-z0-9]{22})"/.exec(review.body)![1]!;
 
       // Without the CSRF token: refused, nothing recorded, nothing held.
       const forged = await shop.post(
         `/dashboard/transactions/${paymentId}/refund`,
-        { amount: '30.00', form_id: formId },
+        { amount: '30.00', form_id: formId, confirm: 'yes' },
         false,
       );
       assert.equal(forged.statusCode, 403);
@@ -90,16 +104,23 @@ for (const kind of DATABASES) {
         amount: '30.00',
         reason: 'Damaged',
         form_id: formId,
+        confirm: 'yes',
       });
       assert.equal(done.statusCode, 303, done.body.slice(0, 500));
       const rows = await refundsOf(paymentId);
       assert.equal(rows.length, 1);
       assert.equal(Number(rows[0]!.amount), 3_000);
       assert.deepEqual(await m.balance(), { currency: 'INR', available: 70, held: 30 });
+      // The overview names what is held as what it is for: the refund's hold is no payout.
+      assert.match(
+        (await shop.get('/dashboard')).body,
+        /<p>Held for payouts and refunds \(INR\)<\/p><strong>₹30.00<\/strong>/,
+      );
       // The same form again (a double click): refused, one refund.
       const twice = await shop.post(`/dashboard/transactions/${paymentId}/refund`, {
         amount: '30.00',
         form_id: formId,
+        confirm: 'yes',
       });
       assert.equal(twice.statusCode, 409);
       assert.equal((await refundsOf(paymentId)).length, 1);
@@ -115,17 +136,21 @@ for (const kind of DATABASES) {
         new RegExp(`refund ${rows[0]!.payment_id} of 30.00 INR for ${paymentId}`),
       );
 
-      // The page now offers what is left, lists the refund, and refuses more than that.
+      // The page now names what is left, lists the refund, and refuses more than that at the
+      // review and at a confirmation alike.
       const after = await shop.get(`/dashboard/transactions/${paymentId}`);
-      assert.match(after.body, /value="70.00"/);
+      assert.match(after.body, /at most 70.00/);
       assert.ok(after.body.includes(rows[0]!.payment_id));
-      const nextForm = /name="form_id" value="([A-Za-z0-9]{22})"/.exec(after.body)![1]!;
-      const over = await shop.post(`/dashboard/transactions/${paymentId}/refund`, {
-        amount: '70.01',
-        form_id: nextForm,
-      });
+      const over = await shop.post(`/dashboard/transactions/${paymentId}/refund`, { amount: '70.01' });
       assert.equal(over.statusCode, 400);
       assert.match(over.body, /exceed/);
+      const overConfirmed = await shop.post(`/dashboard/transactions/${paymentId}/refund`, {
+        amount: '70.01',
+        form_id: base62(22),
+        confirm: 'yes',
+      });
+      assert.equal(overConfirmed.statusCode, 400);
+      assert.match(overConfirmed.body, /exceed/);
       assert.equal((await refundsOf(paymentId)).length, 1);
       const refundPage = await shop.get(`/dashboard/transactions/${rows[0]!.payment_id}`);
       assert.equal(refundPage.statusCode, 200);
@@ -161,16 +186,20 @@ for (const kind of DATABASES) {
       const page = await shop.get(`/dashboard/transactions/${pending}`);
       assert.match(page.body, /Only a SUCCESS pay-in can be refunded/);
       const formId = base62(22);
-      const notMine = await shop.post(`/dashboard/transactions/${theirs}/refund`, {
-        amount: '1.00',
-        form_id: formId,
-      });
-      assert.equal(notMine.statusCode, 404);
-      const notFinal = await shop.post(`/dashboard/transactions/${pending}/refund`, {
-        amount: '1.00',
-        form_id: base62(22),
-      });
-      assert.equal(notFinal.statusCode, 409);
+      for (const confirm of [{}, { form_id: formId, confirm: 'yes' }] as Record<string, string>[]) {
+        const notMine = await shop.post(`/dashboard/transactions/${theirs}/refund`, {
+          amount: '1.00',
+          ...confirm,
+        });
+        assert.equal(notMine.statusCode, 404);
+      }
+      for (const confirm of [{}, { form_id: base62(22), confirm: 'yes' }] as Record<string, string>[]) {
+        const notFinal = await shop.post(`/dashboard/transactions/${pending}/refund`, {
+          amount: '1.00',
+          ...confirm,
+        });
+        assert.equal(notFinal.statusCode, 409);
+      }
       assert.deepEqual(await refundsOf(theirs), []);
       assert.deepEqual(await refundsOf(pending), []);
       assert.deepEqual(await other.balance(), { currency: 'INR', available: 50, held: 0 });
@@ -179,6 +208,7 @@ for (const kind of DATABASES) {
       const done = await ops.post(`/dashboard/transactions/${theirs}/refund`, {
         amount: '5.00',
         form_id: base62(22),
+        confirm: 'yes',
       });
       assert.equal(done.statusCode, 303);
       assert.deepEqual(await other.balance(), { currency: 'INR', available: 45, held: 5 });
@@ -186,6 +216,7 @@ for (const kind of DATABASES) {
       const bad = await ops.post(`/dashboard/transactions/${theirs}/refund`, {
         amount: '1.001',
         form_id: base62(22),
+        confirm: 'yes',
       });
       assert.equal(bad.statusCode, 400);
       assert.equal((await refundsOf(theirs)).length, 1);

@@ -492,12 +492,11 @@ for (const kind of DATABASES) {
       for (const url of [
         '/dashboard/merchants',
         `/dashboard/merchants/${other.merchant_id}`,
-        '/dashboard/exceptions',
-        '/dashboard/reconcile',
         '/dashboard/verify',
         '/dashboard/activity',
       ])
         assert.equal((await get(shop, url)).statusCode, 404, url);
+      // Exceptions and reconciliation it reads, its own only: merchant-reads-its-exceptions.test.ts.
       // A complete, valid credit form (with its one-time id) from a merchant's user: 404, nothing credited.
       const before = await gw.paygate.services.wallets.balance(gw.merchant.merchant_id, 'INR');
       const credit = await post(shop, `/dashboard/merchants/${gw.merchant.merchant_id}/credit`, {
@@ -584,13 +583,13 @@ for (const kind of DATABASES) {
       const lines = csv.body.trimEnd().split('\r\n');
       assert.equal(
         lines[0],
-        'payment_id,merchant_id,kind,flow,merchant_order_no,amount,currency,status,utr,created_at_ist,finalized_at_ist',
+        'payment_id,merchant_id,kind,flow,merchant_order_no,amount,currency,status,utr,created_at_ist,finalized_at_ist,failure_reason',
       );
       assert.equal(lines.length, 3);
       assert.match(
         lines[1]!,
         new RegExp(
-          `^${early},${m.merchant_id},payin,onsite,'-early,500\\.00,INR,FAILED,,2026-11-11T00:30:00\\.000\\+05:30,`,
+          `^${early},${m.merchant_id},payin,onsite,'-early,500\\.00,INR,FAILED,,2026-11-11T00:30:00\\.000\\+05:30,[^,]*,sandbox: failed by POST /sandbox/payin/complete$`,
         ),
       );
       assert.match(

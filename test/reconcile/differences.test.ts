@@ -218,7 +218,7 @@ for (const kind of DATABASES) {
       );
     });
 
-    it("lists the runs in the console, and each run's differences, to operators only", async () => {
+    it("lists the runs in the console, and each run's differences, to operators; a merchant's user reads its own differences", async () => {
       const l = live();
       const runs = await l.gw.database.db
         .selectFrom('reconcile_runs')
@@ -248,9 +248,16 @@ for (const kind of DATABASES) {
       // A NUL is bad input to every console page (400 before any page handles it).
       assert.equal((await ops('/dashboard/reconcile/x%00')).statusCode, 400);
       assert.equal((await ops('/dashboard/reconcile?before=abc')).statusCode, 400);
+      // The differences are about the live merchant's transactions: its user reads them, without the
+      // runs' counts (which are of every merchant).
       const shop = await consoleAs(l, 'merchant');
-      assert.equal((await shop('/dashboard/reconcile')).statusCode, 404);
-      assert.equal((await shop(`/dashboard/reconcile/${opener.id}`)).statusCode, 404);
+      const own = await shop('/dashboard/reconcile');
+      assert.equal(own.statusCode, 200);
+      const mine = await shop(`/dashboard/reconcile/${opener.id}`);
+      assert.equal(mine.statusCode, 200);
+      for (const m of found) assert.ok(mine.body.includes(m.provider_value), m.provider_value);
+      assert.doesNotMatch(mine.body, /checked:/);
+      assert.ok(!own.body.includes('href="/dashboard/reconcile/'), 'no list of runs');
     });
 
     it('counts a transaction the provider could not answer for as unreadable, and opens nothing for it', async () => {

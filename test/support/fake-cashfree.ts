@@ -19,6 +19,8 @@ export interface FakeTransfer {
   cf_transfer_id: string;
   status: string;
   status_code: string;
+  /** Cashfree's words for the status (its `status_description`), when the fake has some to say. */
+  status_description?: string;
   transfer_amount: number;
   transfer_mode: string;
   transfer_utr: string;
@@ -65,6 +67,8 @@ export class FakeCashfree {
   ending: Ending = 'SUCCESS';
   /** The `status_code` a transfer that ends FAILED or REJECTED carries (its status when null). */
   endingCode: string | null = null;
+  /** The `status_description` a transfer that ends FAILED or REJECTED carries, when set. */
+  endingDescription: string | null = null;
   endAfterMs = 0;
   /** How long each answer takes (ms). */
   latencyMs = 0;
@@ -184,6 +188,7 @@ export class FakeCashfree {
     if (status === 'REVERSED' && t.status !== 'SUCCESS') await this.end(transferId, 'SUCCESS');
     t.status = status;
     t.status_code = status === 'SUCCESS' ? 'COMPLETED' : this.codeOf(status, code);
+    if (status === 'FAILED' || status === 'REJECTED') t.status_description = this.endingDescription ?? '';
     t.updated_on = stamp();
     if (status === 'SUCCESS')
       t.transfer_utr = String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999));
@@ -200,7 +205,7 @@ export class FakeCashfree {
         cf_transfer_id: t.cf_transfer_id,
         status: t.status,
         status_code: t.status_code,
-        status_description: type,
+        status_description: t.status_description || type,
         transfer_utr: t.transfer_utr,
         transfer_amount: t.transfer_amount + this.reportedAmountDelta,
         transfer_mode: t.transfer_mode,
@@ -367,6 +372,8 @@ export class FakeCashfree {
     if (this.syncAnswer && this.endAfterMs === 0 && this.ending !== 'never' && this.ending !== 'REVERSED') {
       t.status = this.ending;
       t.status_code = this.codeOf(this.ending);
+      if (this.ending === 'FAILED' || this.ending === 'REJECTED')
+        t.status_description = this.endingDescription ?? '';
       if (this.ending === 'SUCCESS')
         t.transfer_utr = String(100_000_000_000 + Math.floor(Math.random() * 899_999_999_999));
       return reply(200, this.view(t));
@@ -395,6 +402,7 @@ export class FakeCashfree {
       cf_transfer_id: String(10_000_000 + this.transfers.size + 1),
       status: 'RECEIVED',
       status_code: 'RECEIVED',
+      status_description: '',
       transfer_amount: body.transfer_amount,
       transfer_mode: body.transfer_mode ?? 'banktransfer',
       transfer_utr: '',
@@ -425,6 +433,7 @@ export class FakeCashfree {
       cf_transfer_id: t.cf_transfer_id,
       status: t.status,
       status_code: t.status_code,
+      ...(t.status_description ? { status_description: t.status_description } : {}),
       beneficiary_details: {
         beneficiary_id: '',
         beneficiary_instrument_details: { bank_account_number: t.bank_account_number, ifsc: t.bank_ifsc },

@@ -266,9 +266,23 @@ export function cashfreeState(t: Record<string, unknown>): PayoutState | null {
     status === 'SUCCESS'
       ? { status: 'SUCCESS', utr, channelTxnId, amount, reference }
       : FAILED.has(status) || reversed
-        ? { status: 'FAILED', utr: '', channelTxnId, amount, reference }
+        ? {
+            status: 'FAILED',
+            utr: '',
+            channelTxnId,
+            amount,
+            reference,
+            reason: failureReason(t, status, code),
+          }
         : null;
   return { channelTxnId, outcome, reversed, attempt };
+}
+
+/** Cashfree's words for a transfer it ended unpaid: its status, its `status_code` and `status_description`. */
+function failureReason(t: Record<string, unknown>, status: string, code: string): string {
+  const description = typeof t.status_description === 'string' ? t.status_description.trim() : '';
+  const head = `cashfree ${status}${code && code !== status ? ` ${code}` : ''}`;
+  return (description ? `${head}: ${description}` : head).slice(0, 300);
 }
 
 /**

@@ -1,5 +1,10 @@
-/** The operators' exceptions (CONTRACT §13): the list, one exception, and resolving it (a confirmation step for money actions). */
+/**
+ * Exceptions (CONTRACT §11, §13): the list, one exception, and resolving it (a confirmation step for
+ * money actions). An operator sees and resolves every one; a merchant's user reads those naming its
+ * merchant or its transactions (another's is 404) and cannot resolve any (a post is 404).
+ */
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.ts';
 import { ACTIONS, type ResolveAction } from '../../exceptions/exceptions.service.ts';
 import { base62 } from '../../ids.ts';
 import { formatAmount } from '../../money.ts';
@@ -7,6 +12,7 @@ import { page } from '../views/layout.ts';
 import { notificationsCard } from '../views/manage.ts';
 import { confirmBody, exceptionBody, exceptionsBody } from '../views/exceptions.ts';
 import { badQuery, field, form, html, redirect, type DashboardContext } from './http.ts';
+import { operatorOnly } from './session.routes.ts';
 
 const FORM_ID = /^[A-Za-z0-9]{22}$/;
 const ID = /^[1-9]\d{0,15}$/;
@@ -16,33 +22,41 @@ function exceptionId(text: string): number {
   return Number(text);
 }
 
-export function exceptionRoutes(ops: FastifyInstance, { dashboard, user, frame }: DashboardContext): void {
-  ops.get('/exceptions', { schema: { hide: true } }, async (req, reply) =>
-    html(
+export function exceptionRoutes(app: FastifyInstance, { dashboard, user, frame }: DashboardContext): void {
+  const { oversight } = dashboard;
+  app.get('/exceptions', { schema: { hide: true } }, async (req, reply) => {
+    const u = user(req);
+    const silence = u.role === 'operator' ? notificationsCard(await oversight.channelSilence()) : '';
+    return html(
       reply,
       200,
       page(
         frame(req, 'exceptions', 'Channel exceptions'),
-        notificationsCard(await dashboard.channelSilence()) + exceptionsBody(await dashboard.exceptions()),
+        silence + exceptionsBody(u, await oversight.exceptions(u)),
       ),
-    ),
-  );
+    );
+  });
 
-  ops.get<{ Params: { id: string } }>('/exceptions/:id', { schema: { hide: true } }, async (req, reply) => {
-    const e = await dashboard.exception(exceptionId(req.params.id));
+  app.get<{ Params: { id: string } }>('/exceptions/:id', { schema: { hide: true } }, async (req, reply) => {
+    const u = user(req);
+    const text = req.params.id;
+    // A merchant's user cannot tell a malformed id from another merchant's exception: 404 for both.
+    if (u.role !== 'operator' && !ID.test(text))
+      throw new AppError('NOT_FOUND', 'There is no such exception.');
+    const e = await oversight.exception(u, exceptionId(text));
     return html(
       reply,
       200,
       page(
         frame(req, 'exceptions', `Exception #${e.id}`),
-        exceptionBody(user(req), e, await dashboard.merchants()),
+        exceptionBody(u, e, u.role === 'operator' ? await dashboard.merchants() : []),
       ),
     );
   });
 
-  ops.post<{ Params: { id: string } }>(
+  app.post<{ Params: { id: string } }>(
     '/exceptions/:id/resolve',
-    { schema: { hide: true } },
+    { schema: { hide: true }, preHandler: operatorOnly },
     async (req, reply) => {
       const id = exceptionId(req.params.id);
       const body = form(req);
@@ -50,9 +64,9 @@ export function exceptionRoutes(ops: FastifyInstance, { dashboard, user, frame }
       if (!(ACTIONS as readonly string[]).includes(action))
         throw badQuery(`The action must be one of ${ACTIONS.join(', ')}.`);
       const fields = { merchant: field(body, 'merchant'), note: field(body, 'note') };
-      const e = await dashboard.exception(id);
+      const e = await oversight.exception(user(req), id);
       // Checked before the confirmation, so that the confirmation never offers what would be refused.
-      await dashboard.checkResolution(id, action as ResolveAction, fields);
+      await oversight.checkResolution(id, action as ResolveAction, fields);
       const moves = action !== 'dismiss' || (e.holds !== null && e.outstanding > 0);
       if (moves && field(body, 'confirm') !== 'yes') {
         const what =
@@ -79,7 +93,7 @@ export function exceptionRoutes(ops: FastifyInstance, { dashboard, user, frame }
       const formId = field(body, 'form_id');
       if (moves && !FORM_ID.test(formId))
         throw badQuery('The confirmation is incomplete. Reload the page and try again.');
-      await dashboard.resolveException(user(req), id, action as ResolveAction, fields, moves ? formId : null);
+      await oversight.resolveException(user(req), id, action as ResolveAction, fields, moves ? formId : null);
       return redirect(reply, `/dashboard/exceptions/${id}`, 'resolved');
     },
   );

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { esc, page } from '../views/layout.ts';
 import { ledgerBody, merchantPicker } from '../views/manage.ts';
-import { overviewBody } from '../views/overview.ts';
+import { attentionCards, overviewBody } from '../views/overview.ts';
 import { badQuery, html, stringQuery, type DashboardContext } from './http.ts';
 
 export function overviewRoutes(app: FastifyInstance, ctx: DashboardContext): void {
@@ -13,7 +13,7 @@ export function overviewRoutes(app: FastifyInstance, ctx: DashboardContext): voi
     const q = stringQuery(req);
     const merchantId = await dashboard.scope(u, q.merchant);
     const currency = q.currency && currencies.includes(q.currency) ? q.currency : (currencies[0] ?? 'INR');
-    const { wallets, days } = await dashboard.overview(merchantId, currency);
+    const { wallets, days, failedDeliveries } = await dashboard.overview(merchantId, currency);
     // The volume is of one currency; with more than one supported, the page offers the choice.
     const currencyPicker =
       currencies.length > 1
@@ -31,16 +31,17 @@ export function overviewRoutes(app: FastifyInstance, ctx: DashboardContext): voi
         : currencyPicker
           ? `<form class="card inline" method="get" action="/dashboard">${currencyPicker}<button class="btn secondary" type="submit">Show</button></form>`
           : '';
-    // The operator sees what waits for them: every open exception.
-    const open = u.role === 'operator' ? await dashboard.openExceptions() : 0;
-    const waiting =
-      u.role === 'operator'
-        ? `<p class="card" id="open-exceptions"><a href="/dashboard/exceptions">${open} open exception${open === 1 ? '' : 's'}</a></p>`
-        : '';
+    // What waits for the user: callbacks that failed every attempt, and the open exceptions it may
+    // see (every one for an operator; those naming its merchant for a merchant's user).
+    const open = await dashboard.oversight.openExceptions(u);
+    const failedHref = `/dashboard/transactions?${new URLSearchParams({ delivery: 'failed', ...(u.role === 'operator' && merchantId ? { merchant: merchantId } : {}) }).toString()}`;
     return html(
       reply,
       200,
-      page(frame(req, 'overview', 'Overview'), waiting + overviewBody(wallets, days, picker, currency)),
+      page(
+        frame(req, 'overview', 'Overview'),
+        attentionCards(failedDeliveries, failedHref, open) + overviewBody(wallets, days, picker, currency),
+      ),
     );
   });
 

@@ -1,8 +1,10 @@
 /** What a user can do from one transaction's page: resend its callback, and refund a pay-in. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
+import { base62 } from '../../ids.ts';
 import { parseAmountText } from '../../money.ts';
 import { page } from '../views/layout.ts';
+import { refundConfirmBody } from '../views/refund.ts';
 import { detailBody } from '../views/transactions.ts';
 import { badQuery, field, form, html, redirect, type DashboardContext } from './http.ts';
 
@@ -38,16 +40,18 @@ async function refusedPage(
 }
 
 /** The refund form's fields, checked: 400 for an amount, form id or reason no form sends. */
-function refundForm(req: ById): { amount: number; formId: string; reason: string | null } {
+function refundForm(req: ById): { amount: number; reason: string | null; confirmed: string | null } {
   const body = form(req);
   const amount = parseAmountText(field(body, 'amount').trim());
   if (amount === null || amount <= 0)
     throw badQuery('The amount must be a positive number of rupees with at most 2 decimals, such as 100.00.');
-  const formId = field(body, 'form_id');
-  if (!FORM_ID.test(formId)) throw badQuery('The refund form is incomplete. Reload the page and try again.');
   const reason = field(body, 'reason').trim();
   if (reason.length > 100) throw badQuery('The reason is at most 100 characters.');
-  return { amount, formId, reason: reason || null };
+  if (field(body, 'confirm') !== 'yes') return { amount, reason: reason || null, confirmed: null };
+  // The confirmation carries the one-time id that makes a double click refund once.
+  const formId = field(body, 'form_id');
+  if (!FORM_ID.test(formId)) throw badQuery('The confirmation is incomplete. Reload the page and try again.');
+  return { amount, reason: reason || null, confirmed: formId };
 }
 
 export function transactionActionRoutes(app: FastifyInstance, ctx: DashboardContext): void {
@@ -68,15 +72,27 @@ export function transactionActionRoutes(app: FastifyInstance, ctx: DashboardCont
     },
   );
 
-  // A refund of a SUCCESS pay-in, through the API's path; the form is taken once (a double click
-  // refunds once) and the action is audited.
+  // A refund of a SUCCESS pay-in, in two steps: the typed amount is checked and shown on a second
+  // screen that names the amount, the pay-in and the customer; only its Confirm refunds, through the
+  // API's path, once per confirmation (a double click refunds once), audited.
   app.post<{ Params: { id: string } }>(
     '/transactions/:id/refund',
     { schema: { hide: true } },
     async (req, reply) => {
-      const { amount, formId, reason } = refundForm(req);
+      const { amount, reason, confirmed } = refundForm(req);
       try {
-        await dashboard.refund(user(req), req.params.id, amount, reason, formId);
+        if (confirmed === null) {
+          const detail = await dashboard.refundPreview(user(req), req.params.id, amount);
+          return html(
+            reply,
+            200,
+            page(
+              ctx.frame(req, 'transactions', 'Confirm refund', null),
+              refundConfirmBody(user(req), detail.txn, { amount, reason, formId: base62(22) }),
+            ),
+          );
+        }
+        await dashboard.refund(user(req), req.params.id, amount, reason, confirmed);
       } catch (err) {
         if (!shownOnPage(err)) throw err;
         return refusedPage(ctx, req, reply, err);

@@ -82,6 +82,10 @@ async function listRequest(
     if (!STATUSES.has(query.status)) throw badQuery('status must be PENDING, PROCESSING, SUCCESS or FAILED');
     filter.status = query.status as TransactionStatus;
   }
+  if (query.delivery) {
+    if (query.delivery !== 'failed') throw badQuery('delivery must be failed');
+    filter.deliveryFailed = true;
+  }
   for (const key of ['from', 'to'] as const) {
     if (!query[key]) continue;
     const start = istDayStart(query[key]);

@@ -2,7 +2,18 @@
 import type { ExceptionRow } from '../../exceptions/exceptions.repository.ts';
 import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { DashboardUser } from '../accounts.service.ts';
-import { csrfField, esc, money, options, scrollTable, timeCell } from './layout.ts';
+import { csrfField, esc, maskUpiIds, money, options, scrollTable, timeCell } from './layout.ts';
+
+/** What a user reads of an exception's text: a merchant's user with every UPI id in it masked. */
+function shown(user: DashboardUser, text: string): string {
+  return esc(user.role === 'operator' ? text : maskUpiIds(text));
+}
+
+/** Who resolved it, for a merchant's user: Paygate's own words stay, an operator is not named. */
+function resolver(user: DashboardUser, by: string | null): string {
+  if (by === null) return '-';
+  return user.role === 'operator' || by === 'channel' || by === 'auto' ? by : 'Paygate operator';
+}
 
 function amountCell(e: ExceptionRow): string {
   return e.amount !== null
@@ -23,15 +34,31 @@ function holdsText(e: ExceptionRow): string {
   return `${money(e.outstanding, e.currency)} ${e.holds === 'suspense' ? 'in suspense' : 'owed by the merchant'}`;
 }
 
-export function exceptionsBody(rows: ExceptionRow[]): string {
-  return scrollTable(
-    'Exceptions, open ones first',
-    ['#', 'State', 'Time (IST)', 'Kind', 'Provider', 'payment_id', '#Amount', 'Money', 'Detail'],
-    rows.map(
-      (e) =>
-        `<tr><td class="num"><a href="/dashboard/exceptions/${e.id}">${e.resolved_at === null ? 'Resolve' : 'View'} #${e.id}</a></td><td>${esc(exceptionState(e))}</td><td>${timeCell(e.created_at)}</td><td>${esc(e.kind)}</td><td>${esc(e.provider)}</td><td>${e.payment_id ? `<a class="mono" href="/dashboard/transactions/${esc(e.payment_id)}">${esc(e.payment_id)}</a>` : ''}</td><td class="num">${amountCell(e)}</td><td>${holdsText(e)}</td><td>${esc(e.detail)}</td></tr>`,
-    ),
-    'No exceptions.',
+/** The exceptions list; a merchant's user sees only those naming its merchant, to read, not resolve. */
+/** The merchant an exception names, by its name and id (a merchant's user's own name from its session). */
+function merchantCell(user: DashboardUser, id: string | null, merchants: MerchantView[]): string {
+  if (id === null) return '-';
+  const name = user.merchantId === id ? user.merchantName : merchants.find((m) => m.merchant_id === id)?.name;
+  return `${name ? `${esc(name)} ` : ''}<span class="mono">${esc(id)}</span>`;
+}
+
+export function exceptionsBody(user: DashboardUser, rows: ExceptionRow[]): string {
+  const intro =
+    user.role === 'operator'
+      ? ''
+      : '<p class="card muted">What the payment channels reported about your transactions that needed a Paygate operator: each is resolved by Paygate, and this page shows how.</p>';
+  const verb = (e: ExceptionRow) => (e.resolved_at === null && user.role === 'operator' ? 'Resolve' : 'View');
+  return (
+    intro +
+    scrollTable(
+      'Exceptions, open ones first',
+      ['#', 'State', 'Time (IST)', 'Kind', 'Provider', 'payment_id', '#Amount', 'Money', 'Detail'],
+      rows.map(
+        (e) =>
+          `<tr><td class="num"><a href="/dashboard/exceptions/${e.id}">${verb(e)} #${e.id}</a></td><td>${esc(exceptionState(e))}</td><td>${timeCell(e.created_at)}</td><td>${esc(e.kind)}</td><td>${esc(e.provider)}</td><td>${e.payment_id ? `<a class="mono" href="/dashboard/transactions/${esc(e.payment_id)}">${esc(e.payment_id)}</a>` : ''}</td><td class="num">${amountCell(e)}</td><td>${holdsText(e)}</td><td>${shown(user, e.detail)}</td></tr>`,
+      ),
+      'No exceptions.',
+    )
   );
 }
 
@@ -48,10 +75,10 @@ export function exceptionBody(user: DashboardUser, e: ExceptionRow, merchants: M
     ['State', esc(exceptionState(e))],
     ['Kind', esc(e.kind)],
     ['Provider', esc(e.provider)],
-    ['Provider reference', `<span class="mono">${esc(e.reference)}</span>`],
+    ['Provider reference', `<span class="mono">${shown(user, e.reference)}</span>`],
     ['Amount', amountCell(e) || '-'],
     ['Money', holdsText(e)],
-    ['Merchant', e.merchant_id ? `<span class="mono">${esc(e.merchant_id)}</span>` : '-'],
+    ['Merchant', merchantCell(user, e.merchant_id, merchants)],
     [
       'payment_id',
       e.payment_id
@@ -66,13 +93,14 @@ export function exceptionBody(user: DashboardUser, e: ExceptionRow, merchants: M
     ],
     ['Opened (IST)', timeCell(e.created_at)],
     ['Resolved (IST)', e.resolved_at === null ? '-' : timeCell(e.resolved_at)],
-    ['By', esc(e.resolved_by ?? '-')],
+    ['By', esc(resolver(user, e.resolved_by))],
     ['How', esc(e.resolution ?? '-')],
-    ['Note', esc(e.note ?? '-')],
-    ['Detail', esc(e.detail)],
+    ['Note', shown(user, e.note ?? '-')],
+    ['Detail', shown(user, e.detail)],
   ];
   const dl = `<section class="card" aria-labelledby="exc-h"><h2 id="exc-h">Exception #${e.id}</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></section>`;
-  if (e.resolved_at !== null || e.refund_id !== null)
+  // A merchant's user reads it; only an operator resolves it.
+  if (user.role !== 'operator' || e.resolved_at !== null || e.refund_id !== null)
     return `${dl}<p><a href="/dashboard/exceptions">All exceptions</a></p>`;
   const merchantChoices: [string, string][] = merchants.map((m) => [
     m.merchant_id,

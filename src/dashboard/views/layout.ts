@@ -6,7 +6,7 @@
 import { esc } from '../../pages/pages.views.ts';
 import { formatAmount, formatIndian } from '../../money.ts';
 import type { DashboardUser } from '../accounts.service.ts';
-import { istTime } from '../../ist.ts';
+import { istDayLabel, istDate, istDayTime } from '../../ist.ts';
 
 export { esc };
 
@@ -23,6 +23,8 @@ const MERCHANT_NAV: [string, string][] = [
   ['overview', 'Overview'],
   ['transactions', 'Transactions'],
   ['ledger', 'Ledger'],
+  ['exceptions', 'Exceptions'],
+  ['reconcile', 'Reconciliation'],
   ['developers', 'Developers'],
 ];
 
@@ -86,7 +88,8 @@ export function page(frame: Frame, body: string): string {
     )
     .join('');
   const here = frame.active === 'account' ? ' aria-current="page"' : '';
-  const who = `${esc(user.email)} · ${user.role === 'operator' ? 'operator' : esc(user.merchantId ?? '')}`;
+  // A merchant's user reads which merchant they act for by its name; the id is on the developers' page.
+  const who = `${esc(user.email)} · ${user.role === 'operator' ? 'operator' : esc(user.merchantName ?? user.merchantId ?? '')}`;
   const flash = frame.flash
     ? `<p class="flash${frame.flash.error ? ' error' : ''}" role="${frame.flash.error ? 'alert' : 'status'}">${esc(frame.flash.text)}</p>`
     : '';
@@ -137,10 +140,20 @@ export function errorPage(title: string, message: string, signedIn: boolean): st
   );
 }
 
-/** A `<time>` element: IST for people, ISO for machines. */
+/** A `<time>` element: IST for people (`28 Nov, 14:03:12`), ISO for machines. */
 export function timeCell(at: number | null): string {
   if (at === null) return '';
-  return `<time datetime="${new Date(at).toISOString()}">${istTime(at)}</time>`;
+  return `<time datetime="${new Date(at).toISOString()}">${istDayTime(at)}</time>`;
+}
+
+/** An IST day (YYYY-MM-DD) for people: `28 Nov`, the year added when it is not this one. */
+export function dayCell(date: string): string {
+  return `<time datetime="${esc(date)}">${esc(istDayLabel(date, istDate(Date.now()).slice(0, 4)))}</time>`;
+}
+
+/** An IST day (YYYY-MM-DD) as text for people: `28 Nov`, the year added when it is not this one. */
+export function dayText(date: string): string {
+  return istDayLabel(date, istDate(Date.now()).slice(0, 4));
 }
 
 /** Paise as rupees for people: ₹1,23,456.50 in INR, 123456.50 USD otherwise; signed when asked. */
@@ -187,4 +200,15 @@ export function options(values: [string, string][], selected: string | undefined
 export function maskAccount(account: string | null): string {
   if (!account) return '';
   return `${'•'.repeat(Math.max(0, Math.min(account.length - 4, 8)))}${account.slice(-4)}`;
+}
+
+/** A UPI id in running text: a local part, `@`, and a handle that is not the start of a domain. */
+const UPI_ID = /([A-Za-z0-9._-]{2,256})@([A-Za-z][A-Za-z0-9]{2,63})(?![A-Za-z0-9]|\.[A-Za-z0-9])/g;
+
+/**
+ * Text with every UPI id in it masked as CONTRACT §17 shows one (`al***@okaxis`): what a merchant's
+ * user reads of an exception or a difference, which may name a payer's or another merchant's UPI id.
+ */
+export function maskUpiIds(text: string): string {
+  return text.replace(UPI_ID, (_all, local: string, handle: string) => `${local.slice(0, 2)}***@${handle}`);
 }

@@ -1,7 +1,8 @@
 /** The overview: balances, and volume and success rate by IST day as an SVG chart drawn here. */
 import type { DayPoint } from '../day-points.ts';
-import { esc, money, scrollTable } from './layout.ts';
+import { dayCell, esc, money, scrollTable } from './layout.ts';
 import { formatAmount } from '../../money.ts';
+import { istDayLabel } from '../../ist.ts';
 
 /**
  * The chart's two drawings: its text is drawn at `font` user units, so its size on screen is `font`
@@ -30,7 +31,7 @@ const WIDE: Drawing = {
   legend: [
     ['Pay-in volume', 64],
     ['Payout volume', 194],
-    ['Success rate', 324],
+    ['Pay-in success rate', 324],
   ],
 };
 
@@ -43,14 +44,19 @@ const NARROW: Drawing = {
   every: 7,
   legend: [
     ['Pay-ins', 8],
-    ['Payouts', 98],
-    ['Success rate', 190],
+    ['Payouts', 88],
+    ['Pay-in success', 168],
   ],
 };
 
-function successRate(d: DayPoint): number | null {
+/** The share of final pay-ins that succeeded, or null when none was final. */
+function successRate(d: Pick<DayPoint, 'succeeded' | 'failed'>): number | null {
   const final = d.succeeded + d.failed;
   return final === 0 ? null : d.succeeded / final;
+}
+
+function percent(rate: number | null): string {
+  return rate === null ? '–' : `${(rate * 100).toFixed(1)}%`;
 }
 
 /** A short rupee figure for an axis: 1.2L, 3.4Cr. */
@@ -109,7 +115,7 @@ function drawing(d: Drawing, days: DayPoint[], currency: string): string {
   const labels = days
     .map((p, i) =>
       (days.length - 1 - i) % d.every === 0
-        ? `<text x="${(PAD.left + (i + 0.5) * slot).toFixed(1)}" y="${H - PAD.bottom + d.font + 4}" text-anchor="middle">${p.date.slice(5)}</text>`
+        ? `<text x="${(PAD.left + (i + 0.5) * slot).toFixed(1)}" y="${H - PAD.bottom + d.font + 4}" text-anchor="middle">${istDayLabel(p.date)}</text>`
         : '',
     )
     .join('');
@@ -117,7 +123,7 @@ function drawing(d: Drawing, days: DayPoint[], currency: string): string {
   const box = d.font - 2;
   const [pin, pout, rate] = d.legend;
   return `<svg class="chart ${d.name}" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title-${d.name}" font-size="${d.font}" fill="#344054" font-family="system-ui,sans-serif">
-<title id="chart-title-${d.name}">Pay-in and payout volume (bars) and success rate (line) by day, last ${days.length} days; the figures are in the table below</title>
+<title id="chart-title-${d.name}">Pay-in and payout volume (bars) and pay-in success rate (line) by day, last ${days.length} days; the figures are in the table below</title>
 ${ticks}${bars}${line}${labels}
 <rect x="${pin![1]}" y="${legendY - box + 1}" width="${box}" height="${box}" fill="#1d4ed8"/><text x="${pin![1] + box + 4}" y="${legendY}">${pin![0]}</text>
 <rect x="${pout![1]}" y="${legendY - box + 1}" width="${box}" height="${box}" fill="#c2410c"/><text x="${pout![1] + box + 4}" y="${legendY}">${pout![0]}</text>
@@ -137,10 +143,10 @@ export function overviewBody(
           (
             w,
           ) => `<div class="stat"><p>Available (${esc(w.currency)})</p><strong>${money(w.available, w.currency)}</strong></div>
-<div class="stat"><p>Held for payouts (${esc(w.currency)})</p><strong>${money(w.held, w.currency)}</strong></div>`,
+<div class="stat"><p>Held for payouts and refunds (${esc(w.currency)})</p><strong>${money(w.held, w.currency)}</strong></div>`,
         )
         .join('')
-    : `<div class="stat"><p>Available</p><strong>${money(0)}</strong></div><div class="stat"><p>Held for payouts</p><strong>${money(0)}</strong></div>`;
+    : `<div class="stat"><p>Available</p><strong>${money(0)}</strong></div><div class="stat"><p>Held for payouts and refunds</p><strong>${money(0)}</strong></div>`;
   const total = days.reduce(
     (t, d) => ({
       pin: t.pin + d.payinVolume,
@@ -148,23 +154,39 @@ export function overviewBody(
       refunds: t.refunds + d.refundVolume,
       ok: t.ok + d.succeeded,
       ko: t.ko + d.failed,
+      poutOk: t.poutOk + d.payoutsSucceeded,
+      poutKo: t.poutKo + d.payoutsFailed,
     }),
-    { pin: 0, pout: 0, refunds: 0, ok: 0, ko: 0 },
+    { pin: 0, pout: 0, refunds: 0, ok: 0, ko: 0, poutOk: 0, poutKo: 0 },
   );
   // Rupee amounts show their ₹; another currency is named.
   const unit = currency === 'INR' ? '' : ` (${esc(currency)})`;
-  const rate = total.ok + total.ko === 0 ? '–' : `${((100 * total.ok) / (total.ok + total.ko)).toFixed(1)}%`;
+  const symbol = currency === 'INR' ? '₹' : esc(currency);
   const rows = [...days].reverse().map((d) => {
-    const r = successRate(d);
-    return `<tr><td>${d.date}</td><td class="num">${formatAmount(d.payinVolume)}</td><td class="num">${formatAmount(d.payoutVolume)}</td><td class="num">${formatAmount(d.refundVolume)}</td><td class="num">${d.succeeded}</td><td class="num">${d.failed}</td><td class="num">${r === null ? '–' : `${(r * 100).toFixed(1)}%`}</td></tr>`;
+    return `<tr><td>${dayCell(d.date)}</td><td class="num">${formatAmount(d.payinVolume)}</td><td class="num">${formatAmount(d.payoutVolume)}</td><td class="num">${formatAmount(d.refundVolume)}</td><td class="num">${d.succeeded}</td><td class="num">${d.failed}</td><td class="num">${percent(successRate(d))}</td></tr>`;
   });
   return `${scopeForm}<div class="stats">${balances}
 <div class="stat"><p>Pay-ins${unit}, ${days.length} days</p><strong>${money(total.pin, currency)}</strong></div>
 <div class="stat"><p>Payouts${unit}, ${days.length} days</p><strong>${money(total.pout, currency)}</strong></div>
 <div class="stat"><p>Refunds${unit}, ${days.length} days</p><strong>${money(total.refunds, currency)}</strong></div>
-<div class="stat"><p>Success rate, ${days.length} days</p><strong>${rate}</strong></div>
+<div class="stat"><p>Pay-in success rate, ${days.length} days</p><strong>${percent(successRate({ succeeded: total.ok, failed: total.ko }))}</strong></div>
+<div class="stat"><p>Payout success rate, ${days.length} days</p><strong>${percent(successRate({ succeeded: total.poutOk, failed: total.poutKo }))}</strong></div>
 </div>
 <section class="card" aria-labelledby="by-day"><h2 id="by-day">By day (IST)${currency === 'INR' ? '' : `, ${esc(currency)}`}</h2>${chart(days, currency)}
 <details><summary>The figures by day</summary>
-${scrollTable('Volume and success rate by day', ['Day (IST)', `#Pay-ins (${currency === 'INR' ? '₹' : esc(currency)})`, `#Payouts (${currency === 'INR' ? '₹' : esc(currency)})`, `#Refunds (${currency === 'INR' ? '₹' : esc(currency)})`, '#Succeeded', '#Failed', '#Success rate'], rows, 'No transactions yet.')}</details></section>`;
+${scrollTable('Volume and pay-in success rate by day', ['Day (IST)', `#Pay-ins (${symbol})`, `#Payouts (${symbol})`, `#Refunds (${symbol})`, '#Pay-ins succeeded', '#Pay-ins failed', '#Pay-in success rate'], rows, 'No transactions yet.')}</details></section>`;
+}
+
+/**
+ * What waits for the user, above the figures: callbacks that failed every attempt (each a link to
+ * the list filtered to them) and open exceptions; a count of nothing is said too, so its absence
+ * is news.
+ */
+export function attentionCards(
+  failedDeliveries: number,
+  deliveriesHref: string,
+  openExceptions: number,
+): string {
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return `<div class="stats attention"><p class="stat" id="failed-deliveries"><a href="${esc(deliveriesHref)}">${plural(failedDeliveries, 'transaction', 'transactions')} whose callback failed every attempt</a></p><p class="stat" id="open-exceptions"><a href="/dashboard/exceptions">${plural(openExceptions, 'open exception', 'open exceptions')}</a></p></div>`;
 }

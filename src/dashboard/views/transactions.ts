@@ -1,15 +1,13 @@
 /** The transactions list (filters, search, keyset pages) and one transaction's page. */
 import type { DeliveryView, AttemptView } from '../../callbacks/callbacks.service.ts';
 import type { TransactionRow } from '../../transactions/transactions.repository.ts';
-import { base62 } from '../../ids.ts';
-import { formatAmount } from '../../money.ts';
 import type { MerchantView } from '../../merchants/merchants.service.ts';
 import type { DashboardUser } from '../accounts.service.ts';
 import type { ListRow } from '../dashboard.repository.ts';
 import type { DisputeRow } from '../../disputes/disputes.repository.ts';
 import { disputesSection } from './disputes.ts';
+import { customerText, refundsSection } from './refund.ts';
 import {
-  csrfField,
   esc,
   maskAccount,
   money,
@@ -25,10 +23,21 @@ const kindLabel = (kind: string) => KIND_LABELS[kind] ?? kind;
 
 /** The list's query as the form sends it; every value is text as typed. */
 export type ListQuery = Partial<
-  Record<'kind' | 'flow' | 'status' | 'from' | 'to' | 'min' | 'max' | 'q' | 'merchant', string>
+  Record<'kind' | 'flow' | 'status' | 'delivery' | 'from' | 'to' | 'min' | 'max' | 'q' | 'merchant', string>
 >;
 
-export const QUERY_KEYS = ['q', 'kind', 'flow', 'status', 'from', 'to', 'min', 'max', 'merchant'] as const;
+export const QUERY_KEYS = [
+  'q',
+  'kind',
+  'flow',
+  'status',
+  'delivery',
+  'from',
+  'to',
+  'min',
+  'max',
+  'merchant',
+] as const;
 
 export function queryString(query: ListQuery, extra: Record<string, string> = {}): string {
   const params = new URLSearchParams();
@@ -45,18 +54,8 @@ function field(id: keyof ListQuery, label: string, query: ListQuery, type = 'tex
   return `<label for="f-${id}">${label}<input id="f-${id}" name="${id}" type="${type}" value="${esc(query[id] ?? '')}"${extra}></label>`;
 }
 
-/**
- * The list page. `merchants`: the operator's choice of merchant (null for a merchant's user, who
- * sees only their own).
- */
-export function listBody(
-  user: DashboardUser,
-  query: ListQuery,
-  rows: ListRow[],
-  next: string | null,
-  isFirst: boolean,
-  merchants: MerchantView[] | null,
-): string {
+/** The list's filters and search, as a GET form that keeps what was chosen. */
+function filterForm(query: ListQuery, merchants: MerchantView[] | null): string {
   const merchantField =
     merchants === null
       ? ''
@@ -67,7 +66,7 @@ export function listBody(
           ],
           query.merchant,
         )}</select></label>`;
-  const form = `<form class="card filters" method="get" action="/dashboard/transactions" role="search" aria-label="Filter transactions">
+  return `<form class="card filters" method="get" action="/dashboard/transactions" role="search" aria-label="Filter transactions">
 ${field('q', 'Search (payment_id, refund_id, order or refund no., UTR)', query, 'search', ' autocomplete="off"')}
 <label for="f-kind">Kind<select id="f-kind" name="kind">${options(
     [
@@ -99,6 +98,13 @@ ${field('q', 'Search (payment_id, refund_id, order or refund no., UTR)', query, 
     ],
     query.status,
   )}</select></label>
+<label for="f-delivery">Callback<select id="f-delivery" name="delivery">${options(
+    [
+      ['', 'Any'],
+      ['failed', 'Delivery failed'],
+    ],
+    query.delivery,
+  )}</select></label>
 ${field('from', 'From (IST day)', query, 'date')}
 ${field('to', 'To (IST day)', query, 'date')}
 ${field('min', 'Min amount (₹)', query, 'text', ' inputmode="decimal"')}
@@ -106,8 +112,25 @@ ${field('max', 'Max amount (₹)', query, 'text', ' inputmode="decimal"')}
 ${merchantField}
 <div class="actions"><button class="btn" type="submit">Apply</button><a class="btn secondary" href="/dashboard/transactions">Clear</a><a class="btn secondary" href="/dashboard/transactions.csv${esc(queryString(query))}" download>Export CSV</a></div>
 </form>`;
+}
+
+/**
+ * The list page. `merchants`: the operator's choice of merchant (null for a merchant's user, who
+ * sees only their own).
+ */
+export function listBody(
+  user: DashboardUser,
+  query: ListQuery,
+  rows: ListRow[],
+  next: string | null,
+  isFirst: boolean,
+  merchants: MerchantView[] | null,
+): string {
+  const form = filterForm(query, merchants);
   const head = ['Created (IST)', 'payment_id', 'Kind', 'Flow', 'Order no.', '#Amount', 'Status', 'UTR'];
   if (user.role === 'operator') head.splice(2, 0, 'Merchant');
+  // An operator reads each row's merchant by its name, its id beside it.
+  const names = new Map((merchants ?? []).map((m) => [m.merchant_id, m.name]));
   const body = rows.map((r) => {
     const cells = [
       timeCell(r.created_at),
@@ -116,16 +139,28 @@ ${merchantField}
       esc(r.flow),
       `<span class="mono">${esc(r.merchant_order_no)}</span>`,
       money(r.amount, r.currency),
-      statusBadge(r.status),
+      statusWithReason(r.status, r.failure_reason),
       `<span class="mono">${esc(r.utr)}</span>`,
     ];
-    if (user.role === 'operator') cells.splice(2, 0, `<span class="mono">${esc(r.merchant_id)}</span>`);
+    if (user.role === 'operator')
+      cells.splice(
+        2,
+        0,
+        `${esc(names.get(r.merchant_id) ?? '')} <span class="mono">${esc(r.merchant_id)}</span>`,
+      );
     return `<tr>${cells.map((c, i) => `<td${head[i]!.startsWith('#') ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`;
   });
   const pager = `<nav class="pager" aria-label="Pages">${isFirst ? '<span></span>' : `<a href="/dashboard/transactions${esc(queryString(query))}">First page</a>`}${next ? `<a rel="next" href="/dashboard/transactions${esc(queryString(query, { after: next }))}">Next page</a>` : ''}</nav>`;
   return `${form}
 ${scrollTable('Transactions', head, body, 'No transactions match.')}
 ${pager}`;
+}
+
+/** A status, and a FAILED transaction's reason under it (the channel's words, the sandbox's rule, expiry). */
+function statusWithReason(status: string, reason: string | null): string {
+  return status === 'FAILED' && reason
+    ? `${statusBadge(status)} <span class="reason">${esc(reason)}</span>`
+    : statusBadge(status);
 }
 
 function attemptRow(a: AttemptView): string {
@@ -141,6 +176,7 @@ ${scrollTable(`Attempts of ${d.delivery_id}`, ['Attempt', 'Started (IST)', 'HTTP
 
 interface Detail {
   txn: TransactionRow;
+  merchantName: string;
   events: {
     statuses: { status: string; source: string; created_at: number }[];
     channel: { provider: string; type: string; received_at: number; state: string }[];
@@ -162,25 +198,6 @@ interface Detail {
   disputes: DisputeRow[];
 }
 
-/** A SUCCESS pay-in's refunds, and the form to refund what is left (amount filled in). */
-function refundsSection(user: DashboardUser, d: Detail): string {
-  const t = d.txn;
-  if (t.kind !== 'payin') return '';
-  const rows = d.refunds.map(
-    (r) =>
-      `<tr><td>${timeCell(r.created_at)}</td><td><a class="mono" href="/dashboard/transactions/${esc(r.payment_id)}">${esc(r.payment_id)}</a></td><td class="mono">${esc(r.merchant_order_no)}</td><td class="num">${money(r.amount, r.currency)}</td><td>${statusBadge(r.status)}</td></tr>`,
-  );
-  const action =
-    t.status !== 'SUCCESS'
-      ? '<p class="muted">Only a SUCCESS pay-in can be refunded.</p>'
-      : d.refundable <= 0
-        ? '<p class="muted">This pay-in is refunded in full.</p>'
-        : d.disputes.some((x) => x.status === 'open')
-          ? '<p class="muted">A dispute of this pay-in is open: it cannot be refunded until the dispute is decided.</p>'
-          : `<form class="card inline" method="post" action="/dashboard/transactions/${esc(t.payment_id)}/refund">${csrfField(user)}<input type="hidden" name="form_id" value="${base62(22)}"><label for="refund-amount">Refund amount (rupees; at most ${esc(formatAmount(d.refundable))})<input id="refund-amount" name="amount" required inputmode="decimal" value="${esc(formatAmount(d.refundable))}"></label><label for="refund-reason">Reason (optional)<input id="refund-reason" name="reason" maxlength="100"></label><button class="btn" type="submit">Refund</button></form>`;
-  return `<section aria-labelledby="refunds-h"><h2 id="refunds-h">Refunds</h2>${action}${scrollTable('Refunds of this pay-in', ['Created (IST)', 'refund_id', 'Refund no.', '#Amount', 'Status'], rows, 'No refunds.')}</section>`;
-}
-
 export function detailBody(user: DashboardUser, d: Detail): string {
   const t = d.txn;
   const timeline = [
@@ -196,7 +213,7 @@ export function detailBody(user: DashboardUser, d: Detail): string {
   ].sort((a, b) => a.at - b.at);
   const facts: [string, string][] = [
     ['payment_id', `<span class="mono">${esc(t.payment_id)}</span>`],
-    ['Merchant', `<span class="mono">${esc(t.merchant_id)}</span>`],
+    ['Merchant', `${esc(d.merchantName)} (<span class="mono">${esc(t.merchant_id)}</span>)`],
     ['Kind / flow', `${kindLabel(t.kind)} / ${esc(t.flow)}`],
     [
       t.kind === 'refund' ? 'Refund no.' : 'Order no.',
@@ -204,12 +221,23 @@ export function detailBody(user: DashboardUser, d: Detail): string {
     ],
     ['Amount', money(t.amount, t.currency)],
     ['Status', statusBadge(t.status)],
+    // Why it failed: the channel's status code and words, the sandbox's rule, or its expiry.
+    ...(t.status === 'FAILED'
+      ? [['Failure reason', esc(t.failure_reason ?? 'not recorded')] as [string, string]]
+      : []),
     ['UTR', `<span class="mono">${esc(t.utr)}</span>`],
     ['Channel', esc(t.channel)],
     ['Created (IST)', timeCell(t.created_at)],
     ['Final (IST)', timeCell(t.finalized_at)],
     ['Callback URL', `<span class="mono">${esc(t.callback_url ?? 'none')}</span>`],
+    // The user_details it was created with (a refund carries its pay-in's).
+    [
+      t.kind === 'refund' ? 'Customer (of the pay-in)' : 'Customer',
+      esc(customerText(t) ?? 'No details given'),
+    ],
   ];
+  if (t.flow === 'p2p')
+    facts.push(['Redirect URL', `<span class="mono">${esc(t.redirect_url ?? 'none')}</span>`]);
   if (t.kind === 'payout')
     facts.push(
       ['Beneficiary', esc(t.receiver_name ?? '')],
@@ -227,8 +255,6 @@ export function detailBody(user: DashboardUser, d: Detail): string {
       ['Reason', esc(t.reason ?? '')],
       ['Channel refund id', `<span class="mono">${esc(t.channel_txn_id || 'not known yet')}</span>`],
     );
-  // The channel's own words when it refused it (an NPCI refusal of a refund: code and description).
-  if (t.failure_reason) facts.push(['Refused by the channel', esc(t.failure_reason)]);
   const final = t.status === 'SUCCESS' || t.status === 'FAILED';
   const resend =
     final && t.callback_url
