@@ -1,9 +1,11 @@
 /** The operators' merchant pages: the list, creating one, one merchant, crediting it and its status. */
 import type { FastifyInstance } from 'fastify';
 import type { MerchantStatus } from '../../db/schema.ts';
+import { AppError } from '../../errors.ts';
+import type { CreatedMerchant } from '../../merchants/merchants.service.ts';
 import { parseAmountText } from '../../money.ts';
 import { page } from '../views/layout.ts';
-import { merchantBody, merchantsBody, secretShown } from '../views/manage.ts';
+import { merchantBody, merchantsBody, secretShown, type MerchantForm } from '../views/manage.ts';
 import { accessRoutes } from './access.routes.ts';
 import { badQuery, field, form, html, redirect, type DashboardContext } from './http.ts';
 
@@ -23,12 +25,30 @@ export function merchantRoutes(ops: FastifyInstance, ctx: DashboardContext): voi
 
   ops.post('/merchants', { schema: { hide: true } }, async (req, reply) => {
     const body = form(req);
-    const name = field(body, 'name').trim();
-    if (name.length < 1 || name.length > 100) throw badQuery('The name must be 1 to 100 characters.');
-    const callbackUrl = field(body, 'callback_url').trim() || null;
-    const vpa = field(body, 'vpa').trim() || null;
-    const live = field(body, 'mode') === 'live';
-    const created = await dashboard.createMerchant(user(req), { name, callbackUrl, vpa, live });
+    const sent: MerchantForm = {
+      name: field(body, 'name').trim(),
+      callbackUrl: field(body, 'callback_url').trim() || null,
+      vpa: field(body, 'vpa').trim() || null,
+      live: field(body, 'mode') === 'live',
+    };
+    let created: CreatedMerchant;
+    try {
+      if (sent.name.length < 1 || sent.name.length > 100)
+        throw badQuery('The name must be 1 to 100 characters.');
+      created = await dashboard.createMerchant(user(req), sent);
+    } catch (err) {
+      // A refusal the operator can act on (a live merchant without Setu, a bad UPI id or URL) is
+      // told above the form, filled in as it was sent; nothing was created.
+      if (!(err instanceof AppError) || err.statusCode === 404 || err.statusCode >= 500) throw err;
+      return html(
+        reply,
+        err.statusCode,
+        page(
+          frame(req, 'merchants', 'Merchants', { text: `Not created: ${err.message}`, error: true }),
+          merchantsBody(user(req), await dashboard.merchants(), sent),
+        ),
+      );
+    }
     return html(
       reply,
       201,
