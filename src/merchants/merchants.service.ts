@@ -178,7 +178,8 @@ export class MerchantService {
           'LIVE_CHANNEL_NOT_CONFIGURED',
           'a live merchant needs Setu to register its UPI id, and Setu is not configured (SETU_*, see docs/going-live.md); nothing was created',
         );
-      if (!input.vpa) throw new AppError('BAD_REQUEST', 'a live merchant needs the UPI id customers pay it at');
+      if (!input.vpa)
+        throw new AppError('BAD_REQUEST', 'a live merchant needs the UPI id customers pay it at');
       await this.registerVpa(input.vpa, input.setuVpaId ?? undefined);
     }
     return this.db.transaction().execute((tx) => this.insertNew(tx, input));

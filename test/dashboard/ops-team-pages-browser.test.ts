@@ -129,7 +129,7 @@ for (const kind of DATABASES) {
 
       /** The drawn text of the fact named `term` on a transaction's page. */
       async function fact(page: Page, term: string): Promise<string> {
-        const dd = page.locator(`dt:text-is("${term}") + dd`);
+        const dd = page.locator(`dl.facts dt:text-is("${term}") + dd`).first();
         assert.ok(await dd.isVisible(), `${term} is shown`);
         return (await dd.innerText()).trim();
       }
@@ -155,20 +155,23 @@ for (const kind of DATABASES) {
 
           await page.goto(`${gw.baseUrl}/dashboard`);
           const count = page.locator('#failed-deliveries');
-          assert.equal(
-            (await count.innerText()).trim(),
-            '1 transaction whose callback failed every attempt',
-          );
+          assert.equal((await count.innerText()).trim(), '1 transaction whose callback failed every attempt');
           await looked(page, `ops-overview-${screen}`);
           await Promise.all([
             page.waitForURL(`${gw.baseUrl}/dashboard/transactions?delivery=failed`),
             count.getByRole('link').click(),
           ]);
           const listed = page.locator('main').getByRole('link', { name: /^[A-Za-z0-9]{32}$/ });
-          assert.deepEqual(await listed.allInnerTexts(), [payinId], 'the pay-in whose callback failed, alone');
+          assert.deepEqual(
+            await listed.allInnerTexts(),
+            [payinId],
+            'the pay-in whose callback failed, alone',
+          );
           assert.ok(await listed.first().isVisible());
           assert.equal(
-            await page.locator('#f-delivery').evaluate((s) => (s as HTMLSelectElement).selectedOptions[0]!.text),
+            await page
+              .locator('#f-delivery')
+              .evaluate((s) => (s as HTMLSelectElement).selectedOptions[0]!.text),
             'Delivery failed',
             'the filter shows what it holds',
           );
