@@ -209,8 +209,9 @@ export function providerDescription(answer: ChannelAnswer): string {
 export function providerCode(answer: ChannelAnswer): string {
   const b = answer.body ?? {};
   const code = typeof b.code === 'string' ? b.code : typeof b.type === 'string' ? b.type : '';
-  // A provider's code is echoed to merchants and operators: only its plain characters, and not too many.
-  const clean = code.replace(/[^A-Za-z0-9_.:-]/g, '').slice(0, 64);
+  // A provider's code is echoed to merchants and operators: only its plain characters, and not too
+  // many (Cashfree's field codes name the field's path, the longest 77 characters).
+  const clean = code.replace(/[^A-Za-z0-9_.:-]/g, '').slice(0, 100);
   return clean || `http_${answer.status}`;
 }
 
