@@ -64,7 +64,11 @@ for (const kind of DATABASES) {
           res.body,
           /<p class="flash error" role="alert">Not created: a live merchant needs Setu to register its UPI id, and Setu is not configured/,
         );
-        assert.doesNotMatch(res.body, /sk_(live|test)_[A-Za-z0-9]{40}|whsec_[A-Za-z0-9+/]/, 'no key or secret shown');
+        assert.doesNotMatch(
+          res.body,
+          /sk_(live|test)_[A-Za-z0-9]{40}|whsec_[A-Za-z0-9+/]/,
+          'no key or secret shown',
+        );
         assert.match(
           res.body,
           /<input id="m-name" name="name" required maxlength="100" value="Console Live Shop">/,
