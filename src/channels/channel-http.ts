@@ -177,15 +177,41 @@ export function failureOf(channel: string, operation: string, answer: ChannelAns
       : answer.status >= 500 || answer.status < 400
         ? 'unknown'
         : 'rejected';
-  return new ChannelFailure(kind, channel, code, `${channel} ${operation}: HTTP ${answer.status} ${code}`);
+  return new ChannelFailure(
+    kind,
+    channel,
+    code,
+    `${channel} ${operation}: HTTP ${answer.status} ${code}`,
+    false,
+    providerDescription(answer),
+  );
+}
+
+/**
+ * The provider's own words in a refusal (Cashfree `message`, Setu `detail`), as an operator reads
+ * them on a FAILED transaction: printable characters only, at most 200; a run of 9 or more digits
+ * (an account number echoed back) masked as `XXXXXXXX1234`, and a long token of letters and digits
+ * (a key, a token, a signature) left out. '' when the answer has none.
+ */
+export function providerDescription(answer: ChannelAnswer): string {
+  const b = answer.body ?? {};
+  const words = [b.message, b.detail].find((v): v is string => typeof v === 'string') ?? '';
+  return words
+    .replace(/[^\x20-\x7e]/g, ' ')
+    .replace(/\d{9,}/g, (digits) => `XXXXXXXX${digits.slice(-4)}`)
+    .replace(/[A-Za-z0-9+/=_-]{20,}/g, (t) => (/\d/.test(t) && /[A-Za-z]/.test(t) ? '[hidden]' : t))
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
 }
 
 /** The provider's error code in an answer (Setu `code`, Cashfree `code` or `type`), else `http_<status>`. */
 export function providerCode(answer: ChannelAnswer): string {
   const b = answer.body ?? {};
   const code = typeof b.code === 'string' ? b.code : typeof b.type === 'string' ? b.type : '';
-  // A provider's code is echoed to merchants and operators: only its plain characters, and not too many.
-  const clean = code.replace(/[^A-Za-z0-9_.:-]/g, '').slice(0, 64);
+  // A provider's code is echoed to merchants and operators: only its plain characters, and not too
+  // many (Cashfree's field codes name the field's path, the longest 77 characters).
+  const clean = code.replace(/[^A-Za-z0-9_.:-]/g, '').slice(0, 100);
   return clean || `http_${answer.status}`;
 }
 

@@ -186,6 +186,8 @@ export class ChannelFailure extends Error {
     message: string,
     /** No answer came (a timeout, a broken connection): the request may still reach the channel later. */
     readonly unanswered = false,
+    /** The provider's own words about a refusal, cleaned for people to read (`providerDescription`); '' when none. */
+    readonly description = '',
   ) {
     super(message);
     this.name = 'ChannelFailure';

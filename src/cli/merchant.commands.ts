@@ -1,5 +1,4 @@
 /** `merchant …` and `key rotate`: merchants, their status and their credentials. */
-import { AppError } from '../errors.ts';
 import { buildServices } from '../services.ts';
 import { callbackUrlProblem, vpaProblem } from '../merchants/merchants.service.ts';
 import {
@@ -73,12 +72,8 @@ export const MERCHANT_COMMANDS: Record<string, CommandSpec> = {
       if (setuVpaId !== undefined && !flags.live) throw new UsageError('--setu-vpa-id needs --live');
       if (setuVpaId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(setuVpaId))
         throw new UsageError('--setu-vpa-id: not an id Setu gives (letters, digits, - and _)');
-      // A live merchant's UPI id is registered with Setu first: the merchant exists only if Setu can route to it.
-      if (flags.live && !config.setu)
-        throw new AppError(
-          'LIVE_CHANNEL_NOT_CONFIGURED',
-          'a live merchant needs Setu to register its UPI id, and Setu is not configured (SETU_*, see docs/going-live.md); nothing was created',
-        );
+      // A live merchant's UPI id is registered with Setu first (the service refuses one without
+      // Setu, LIVE_CHANNEL_NOT_CONFIGURED): the merchant exists only if Setu can route to it.
       const created = await withDatabase(config, async (d) => {
         const made = await buildServices(config, d).merchants.create({
           name,

@@ -168,9 +168,20 @@ export class MerchantService {
    * Creates a merchant. A live one's UPI id is registered with the pay-in channel first (outside
    * the transaction), and the merchant is created only when the channel answers it routable:
    * otherwise 400 VPA_NOT_ROUTABLE, or 503 CHANNEL_UNAVAILABLE when the channel could not be asked.
+   * Without that channel a live merchant is 403 LIVE_CHANNEL_NOT_CONFIGURED, and without a UPI id
+   * 400 BAD_REQUEST: the console and the CLI both come here, and neither creates one unregistered.
    */
   async create(input: NewMerchant): Promise<CreatedMerchant> {
-    if (input.live && input.vpa && this.vpas) await this.registerVpa(input.vpa, input.setuVpaId ?? undefined);
+    if (input.live) {
+      if (!this.vpas)
+        throw new AppError(
+          'LIVE_CHANNEL_NOT_CONFIGURED',
+          'a live merchant needs Setu to register its UPI id, and Setu is not configured (SETU_*, see docs/going-live.md); nothing was created',
+        );
+      if (!input.vpa)
+        throw new AppError('BAD_REQUEST', 'a live merchant needs the UPI id customers pay it at');
+      await this.registerVpa(input.vpa, input.setuVpaId ?? undefined);
+    }
     return this.db.transaction().execute((tx) => this.insertNew(tx, input));
   }
 

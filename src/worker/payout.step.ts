@@ -5,7 +5,7 @@
  */
 import { ChannelFailure, type Channel, type PayoutState } from '../channels/channel.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
-import { sendOnce } from './send-once.ts';
+import { refusedReason, sendOnce } from './send-once.ts';
 import type { StepDeps } from './step.ts';
 
 export async function payoutStep(
@@ -62,7 +62,7 @@ export async function payoutStep(
   if ('rejected' in sent) {
     await d.finality.settle(
       row.payment_id,
-      { status: 'FAILED', utr: '', channelTxnId: '', reason: `refused by ${channel.name}: ${sent.rejected}` },
+      { status: 'FAILED', utr: '', channelTxnId: '', reason: refusedReason(channel.name, sent) },
       `channel:${channel.name}:rejected:${sent.rejected}`,
     );
     return;

@@ -9,7 +9,7 @@
 import { unmatchedPayment } from '../exceptions/suspense-refunds.ts';
 import type { Channel, RefundState, RefundSubmission } from '../channels/channel.ts';
 import type { TransactionRow } from '../transactions/transactions.repository.ts';
-import { sendOnce } from './send-once.ts';
+import { refusedReason, sendOnce } from './send-once.ts';
 import type { StepDeps } from './step.ts';
 
 export async function refundStep(
@@ -66,7 +66,7 @@ export async function refundStep(
   if ('rejected' in sent) {
     await d.finality.settle(
       row.payment_id,
-      { status: 'FAILED', utr: '', channelTxnId: '', reason: `refused by ${channel.name}: ${sent.rejected}` },
+      { status: 'FAILED', utr: '', channelTxnId: '', reason: refusedReason(channel.name, sent) },
       `${source}:rejected:${sent.rejected}`,
     );
     return;

@@ -39,10 +39,16 @@ export interface SendContext {
 
 /**
  * The channel's state of the transaction (it has it: sent now, or found by a read); `rejected` with
- * the channel's code when it refused the first send; null when the step is over for now (it was
- * rescheduled to be read again).
+ * the channel's code and its words (`description`, '' when it gave none) when it refused the first
+ * send; null when the step is over for now (it was rescheduled to be read again).
  */
-export type SendResult<S> = { state: S } | { rejected: string } | null;
+export type SendResult<S> = { state: S } | { rejected: string; description: string } | null;
+
+/** A FAILED transaction's reason when its channel refused the first send: its code and its words. */
+export function refusedReason(channel: string, refusal: { rejected: string; description: string }): string {
+  const words = refusal.description ? `: ${refusal.description}` : '';
+  return `refused by ${channel}: ${refusal.rejected}${words}`;
+}
 
 export async function sendOnce<S>(
   row: TransactionRow,
@@ -89,6 +95,6 @@ export async function sendOnce<S>(
       });
       return null;
     }
-    return { rejected: err.code };
+    return { rejected: err.code, description: err.description };
   }
 }

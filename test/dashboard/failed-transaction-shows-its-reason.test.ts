@@ -1,16 +1,17 @@
 /**
  * A FAILED transaction shows why on its page and in the list (CONTRACT §11), over HTTP on both
  * databases: the sandbox's rule (a payout to an account ending 0000, a refund whose paise are 13),
- * a failure asked for through the sandbox API, a pay-in that expired unpaid, and a payout that
- * Cashfree failed (its status code and description, from the fake's webhook). A refund that Setu
- * refused shows NPCI's reason too: `live/refunds-through-setu`.
+ * a failure asked for through the sandbox API, a pay-in that expired unpaid, a payout that Cashfree
+ * refused at send (its code and message, an account number in it masked) and one that Cashfree
+ * failed (its status code and description, from the fake's webhook). A refund that Setu refused
+ * shows NPCI's reason too: `live/refunds-through-setu`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DATABASES } from '../support/databases.ts';
 import { getPage, signedIn, type ConsoleBrowser } from '../support/console.ts';
 import { type Gateway, skipFor, startGateway, testAccounts } from '../support/harness.ts';
-import { startLive, until, type LiveGateway } from '../support/live.ts';
+import { RECEIVER, startLive, until, type LiveGateway } from '../support/live.ts';
 import { payout as livePayout } from '../support/live-payouts.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -130,6 +131,29 @@ for (const kind of DATABASES) {
         await live?.receiver.close();
         await live?.setu.stop();
         await live?.cashfree.stop();
+      });
+
+      it('a payout Cashfree refused at send: its code and words, an echoed account number masked', async () => {
+        // Cashfree's 400 for a transfer field, echoing the account number and a trace token.
+        live.cashfree.fail('transfer_create', {
+          status: 400,
+          body: {
+            type: 'invalid_request_error',
+            code: 'beneficiary_details.beneficiary_instrument_details.bank_account_number_invalid',
+            message: `bank_account_number ${RECEIVER.account_no} is invalid (trace a1b2c3d4e5f6a7b8c9d0e1f2)`,
+          },
+        });
+        const id = await livePayout(live, 24);
+        await live.waitStatus('payout', id, 'FAILED');
+        const shop = await ownUser(live.gw, live.merchant.merchant_id, `sent-${kind}@reasons.example`);
+        const want =
+          'refused by cashfree: beneficiary_details.beneficiary_instrument_details.bank_account_number_invalid: ' +
+          `bank_account_number XXXXXXXX${RECEIVER.account_no.slice(-4)} is invalid (trace [hidden])`;
+        const page = await getPage(live.gw, shop, `/dashboard/transactions/${id}`);
+        assert.equal(fact(page.body, 'Failure reason'), want);
+        assert.ok(!page.body.includes(RECEIVER.account_no), 'the account number is never whole');
+        const list = await getPage(live.gw, shop, '/dashboard/transactions?status=FAILED');
+        assert.match(row(list.body, id), /<span class="reason">refused by cashfree: [^<]*XXXXXXXX/);
       });
 
       it('the status code and description of the transfer, on its page and in the list', async () => {

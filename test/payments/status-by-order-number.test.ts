@@ -1,8 +1,8 @@
 /**
  * `payin_status` and `payout_status` by the merchant's own `merchant_order_no` (CONTRACT §9): the same
- * body as by payment_id, at every status; pay-ins and payouts apart; another merchant's or an unknown
- * order number 404 PAYMENT_NOT_FOUND; exactly one of the two names, else 422 in shape B; and the
- * OpenAPI document says so.
+ * body as by payment_id, at every status; pay-ins and payouts apart; another merchant's order number
+ * (a pay-in's or a payout's) or an unknown one 404 PAYMENT_NOT_FOUND; exactly one of the two names,
+ * else 422 in shape B; and the OpenAPI document says so.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -113,6 +113,21 @@ for (const kind of DATABASES) {
       assert.equal(theirs.status, 200, theirs.text);
       assert.equal((await both(PAYIN, theirs.body.payment_id, order, other.api_key)).money.amount, 7);
       assert.equal((await both(PAYIN, mine.body.payment_id, order)).money.amount, 5);
+    });
+
+    it("answers another merchant's payout by its order number 404 PAYMENT_NOT_FOUND; its own merchant finds it", async () => {
+      const g = gw();
+      const other = await g.newMerchant();
+      await g.paygate.services.wallets.topUp(other.merchant_id, 'INR', 10_000);
+      const order = orderNo();
+      const theirs = await g.post(
+        '/payments/payout',
+        { money: { amount: 3 }, merchant_order_no: order, receiver: RECEIVER },
+        { key: other.api_key },
+      );
+      assert.equal(theirs.status, 200, theirs.text);
+      notFound(await g.post(PAYOUT, { merchant_order_no: order }));
+      assert.equal((await both(PAYOUT, theirs.body.payment_id, order, other.api_key)).money.amount, 3);
     });
 
     it('wants exactly one of payment_id and merchant_order_no, and an order number that could exist (422 in shape B)', async () => {

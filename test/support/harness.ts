@@ -5,11 +5,12 @@
 import { after, before, describe } from 'node:test';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, type Paygate } from '../../src/app.ts';
-import type { Channel } from '../../src/channels/channel.ts';
+import type { Channel, VpaRegistry } from '../../src/channels/channel.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { migrate, openDatabase, type Database } from '../../src/db/database.ts';
 import { AccountService } from '../../src/dashboard/accounts.service.ts';
-import type { CreatedMerchant } from '../../src/merchants/merchants.service.ts';
+import { base62 } from '../../src/ids.ts';
+import { MerchantService, type CreatedMerchant } from '../../src/merchants/merchants.service.ts';
 import { TransactionWorker } from '../../src/worker/transaction.worker.ts';
 import { createDatabase, DATABASES, postgresSkip, type TestDatabase } from './databases.ts';
 
@@ -104,7 +105,12 @@ export async function startGateway(kind: 'sqlite' | 'postgres', opts: GatewayOpt
     baseUrl,
     post,
     newMerchant: (o = {}) =>
-      paygate.services.merchants.create({ name: 'Other Shop', live: o.live, callbackUrl: o.callbackUrl }),
+      (o.live ? registeredElsewhere(database, config) : paygate.services.merchants).create({
+        name: 'Other Shop',
+        live: o.live,
+        vpa: o.live ? `other.${base62(8).toLowerCase()}@okaxis` : null,
+        callbackUrl: o.callbackUrl,
+      }),
     async close() {
       await paygate.worker.stop();
       await paygate.dispatcher.stop();
@@ -113,6 +119,15 @@ export async function startGateway(kind: 'sqlite' | 'postgres', opts: GatewayOpt
       await testDb.drop();
     },
   };
+}
+
+/**
+ * Merchants made on `database` as while Setu was configured (every UPI id registered), for a
+ * gateway that now runs without it: its live merchants' requests meet LIVE_CHANNEL_NOT_CONFIGURED.
+ */
+function registeredElsewhere(database: Database, config: Config): MerchantService {
+  const setu: VpaRegistry = { register: async () => ({ routable: true, id: `vpa_${base62(12)}` }) };
+  return new MerchantService(database.db, Date.now, config.webhookSecretOverlapS, setu);
 }
 
 /**

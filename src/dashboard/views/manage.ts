@@ -93,7 +93,16 @@ export function activityTable(rows: AuditRow[], showMerchant: boolean): string {
   );
 }
 
-export function merchantsBody(user: DashboardUser, merchants: MerchantView[]): string {
+/** What the create-merchant form was sent with, to show it again beside its refusal. */
+export interface MerchantForm {
+  name: string;
+  callbackUrl: string | null;
+  vpa: string | null;
+  live: boolean;
+}
+
+export function merchantsBody(user: DashboardUser, merchants: MerchantView[], sent?: MerchantForm): string {
+  const value = (v: string | null | undefined) => (v ? ` value="${esc(v)}"` : '');
   const rows = merchants.map(
     (m) =>
       `<tr><td><a class="mono" href="/dashboard/merchants/${esc(m.merchant_id)}">${esc(m.merchant_id)}</a></td><td>${esc(m.name)}</td><td>${m.mode}</td><td>${m.status}</td></tr>`,
@@ -101,16 +110,16 @@ export function merchantsBody(user: DashboardUser, merchants: MerchantView[]): s
   return `${scrollTable('Merchants', ['Merchant ID', 'Name', 'Mode', 'Status'], rows, 'No merchants yet.')}
 <section class="card" aria-labelledby="new-h"><h2 id="new-h">Create a merchant</h2>
 <form class="filters" method="post" action="/dashboard/merchants">${csrfField(user)}
-<label for="m-name">Name<input id="m-name" name="name" required maxlength="100"></label>
-<label for="m-callback">Callback URL (optional)<input id="m-callback" name="callback_url" type="url" maxlength="512"></label>
+<label for="m-name">Name<input id="m-name" name="name" required maxlength="100"${value(sent?.name)}></label>
+<label for="m-callback">Callback URL (optional)<input id="m-callback" name="callback_url" type="url" maxlength="512"${value(sent?.callbackUrl)}></label>
 <label for="m-mode">Mode<select id="m-mode" name="mode">${options(
     [
       ['test', 'Sandbox (sk_test_)'],
       ['live', 'Live (sk_live_)'],
     ],
-    'test',
+    sent?.live ? 'live' : 'test',
   )}</select></label>
-<label for="m-vpa">UPI id (required for live)<input id="m-vpa" name="vpa" maxlength="320"></label>
+<label for="m-vpa">UPI id (required for live)<input id="m-vpa" name="vpa" maxlength="320"${value(sent?.vpa)}></label>
 <div class="actions"><button class="btn" type="submit">Create merchant</button></div>
 </form></section>`;
 }
