@@ -42,6 +42,10 @@ export interface BenchOptions {
   planRows: number;
   /** Transactions of the day the reconcile scenario reconciles at raised limits. */
   reconcileRows: number;
+  /** The longest each channel's paced phase is watched, s (it ends sooner when the channel's run does). */
+  reconcileWatchS: { setu: number; cashfree: number };
+  /** Only the paced phases at the default limits (no 2,000-row run, no run with the limits raised). */
+  reconcilePacedOnly: boolean;
   /** When set, the gateway runs under `node --cpu-prof` and writes its profile here on exit. */
   profileDir: string | null;
 }
@@ -68,6 +72,9 @@ Options:
   --replay-rows N      pay-ins of one merchant loaded by the replays scenario (default 200000)
   --plan-rows N        pay-ins of one merchant loaded by the plans scenario (default 1000000)
   --reconcile-rows N   transactions a day in the reconcile scenario (default 100000; 8 days)
+  --reconcile-watch S,C  the longest the paced phases watch Setu and Cashfree, s (default 150,300;
+                       each ends sooner when its channel's run does)
+  --reconcile-paced-only  the reconcile scenario's paced phases alone (no raised-limit run)
   --profile DIR        run the gateway under node --cpu-prof and write its .cpuprofile to DIR
                        (and the baseline's to DIR/baseline)
                        (summarise it with: node --import tsx bench/profile.ts FILE)
@@ -101,8 +108,8 @@ reconcile is not in the default set: 2,000 live transactions (60 % Setu pay-ins,
 Cashfree payouts; 10 % Setu refunds) reconciled by paygate reconcile at the default limits (the calls
 per second each fake saw); then a day of 100,000 of that mix and 7 days of lookback (800,000 rows) put
 into the database and the fake providers (each answer 20 ms); on it, a gateway per channel at the
-default limits reconciles at RECONCILE_AT for 150 s (Setu) and 300 s (Cashfree), its RSS sampled
-over time; then a gateway reconciles the whole at RECONCILE_AT with the limits raised: wall time, reads and calls per provider, peak RSS (target
+default limits reconciles at RECONCILE_AT for 150 s (Setu) and 300 s (Cashfree), or until its run
+ends (--reconcile-watch), its RSS sampled over time, and its heap from /metrics; then a gateway reconciles the whole at RECONCILE_AT with the limits raised: wall time, reads and calls per provider, peak RSS (target
 < 150 MB), and the duration projected at the default limits from the measured rates (target < 6 h).
 Each gateway waits for a whole minute to start; run it with --only reconcile.`;
 
@@ -112,6 +119,18 @@ function positiveInt(name: string, raw: string | undefined, fallback: number): n
   if (!Number.isInteger(n) || n <= 0)
     throw new Error(`--${name} must be a positive whole number, got "${raw}"`);
   return n;
+}
+
+/** `--reconcile-watch SETU,CASHFREE` (seconds; default 150,300). */
+function watchSeconds(raw: string | undefined): { setu: number; cashfree: number } {
+  if (raw === undefined) return { setu: 150, cashfree: 300 };
+  const [setu, cashfree, ...rest] = raw.split(',');
+  if (rest.length > 0 || cashfree === undefined)
+    throw new Error(`--reconcile-watch takes two numbers of seconds, SETU,CASHFREE; got "${raw}"`);
+  return {
+    setu: positiveInt('reconcile-watch', setu, 0),
+    cashfree: positiveInt('reconcile-watch', cashfree, 0),
+  };
 }
 
 /** Parses argv; throws an Error with a one-line message on a bad option. Returns null for --help. */
@@ -132,6 +151,8 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       'replay-rows': { type: 'string' },
       'plan-rows': { type: 'string' },
       'reconcile-rows': { type: 'string' },
+      'reconcile-watch': { type: 'string' },
+      'reconcile-paced-only': { type: 'boolean' },
       profile: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -167,6 +188,8 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     replayRows: positiveInt('replay-rows', values['replay-rows'], 200_000),
     planRows: positiveInt('plan-rows', values['plan-rows'], 1_000_000),
     reconcileRows: positiveInt('reconcile-rows', values['reconcile-rows'], 100_000),
+    reconcileWatchS: watchSeconds(values['reconcile-watch']),
+    reconcilePacedOnly: values['reconcile-paced-only'] ?? false,
     profileDir: values.profile ?? null,
   };
 }
