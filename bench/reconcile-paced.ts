@@ -142,11 +142,7 @@ async function pacedPhase(
     const hwm = hwmReset ? (rssMb(gateway.pid, 'VmHWM') ?? 0) : 0;
     const reads = t.times('read');
     const all = [...reads, ...t.times('other')].sort((a, b) => a - b);
-    const slicesMb: number[] = [];
-    for (const s of samples) {
-      const i = Math.floor((s.at - at) / (SLICE_S * 1000));
-      slicesMb[i] = Math.max(slicesMb[i] ?? 0, s.mb);
-    }
+    const slicesMb = highestPerSlice(samples, at);
     return {
       channel,
       limitPerS,
@@ -165,6 +161,16 @@ async function pacedPhase(
     await gateway.stop();
     fake.requests.splice(0);
   }
+}
+
+/** The highest of `samples` in each SLICE_S seconds from `at`. */
+function highestPerSlice(samples: { at: number; mb: number }[], at: number): number[] {
+  const slices: number[] = [];
+  for (const s of samples) {
+    const i = Math.floor((s.at - at) / (SLICE_S * 1000));
+    slices[i] = Math.max(slices[i] ?? 0, s.mb);
+  }
+  return slices;
 }
 
 /** Whether the channel's run of `date` has ended. */
