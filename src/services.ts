@@ -74,10 +74,16 @@ export function liveChannels(
   };
 }
 
-export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
+export function buildServices(
+  config: Config,
+  database: Database,
+  now: () => number = Date.now,
+  /** The live channels to use instead of those the settings make (the simulator's providers). */
+  live?: ReturnType<typeof liveChannels>,
+): Services {
   const { db } = database;
   const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
-  const { setu, cashfree } = liveChannels(config, now, channelTurns(database));
+  const { setu, cashfree } = live ?? liveChannels(config, now, channelTurns(database));
   const byName = new Map<string, Channel>(
     [sandboxChannel, setu, cashfree]
       .filter((c): c is NonNullable<typeof c> => c !== null)

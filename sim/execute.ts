@@ -1,0 +1,182 @@
+/**
+ * Runs one command against the world: the merchants' requests through the real services, the
+ * customers' payments and the banks' outcomes at the simulated providers, notifications through
+ * the real NotificationService, and the worker's and dispatcher's rounds. Answers the history's line.
+ */
+import { AppError } from '../src/errors.ts';
+import { toRupees } from '../src/money.ts';
+import type { Command } from './commands.ts';
+import type { World } from './world.ts';
+
+export interface Txn {
+  paymentId: string;
+  merchant: number;
+  amount: number;
+}
+
+/** What the commands made, in order: what indices in commands pick from. */
+export class Made {
+  readonly payins: Txn[] = [];
+  readonly payouts: Txn[] = [];
+  readonly refunds: (Txn & { of: string })[] = [];
+  /** Provider payments whose notification Paygate answered (accepted), by Setu payment id. */
+  readonly notified = new Set<string>();
+  private serial = 0;
+
+  orderNo(prefix: string): string {
+    return `${prefix}-${++this.serial}`;
+  }
+}
+
+function idOf(body: unknown, field: 'payment_id' | 'refund_id'): string {
+  const b = (typeof body === 'string' ? JSON.parse(body) : body) as Record<string, any>;
+  return String(b[field] ?? b.data?.[field] ?? '');
+}
+
+const short = (id: string) => id.slice(0, 6);
+
+/** Runs `cmd`; an AppError (a refusal a merchant would see) is part of the history, not a failure. */
+export async function execute(w: World, made: Made, cmd: Command): Promise<string> {
+  if ('f' in cmd) w.faults.use(cmd.f);
+  try {
+    return await run(w, made, cmd);
+  } catch (err) {
+    if (err instanceof AppError) return `refused ${err.errorCode}`;
+    throw err;
+  }
+}
+
+async function run(w: World, made: Made, cmd: Command): Promise<string> {
+  const s = w.services;
+  switch (cmd.c) {
+    case 'payin': {
+      const m = w.merchants[cmd.m % w.merchants.length]!;
+      const created = await s.payins.create(m.principal, cmd.flow, {
+        money: { amount: toRupees(cmd.amount), currency: 'INR' },
+        merchant_order_no: made.orderNo('in'),
+      });
+      const paymentId = idOf(created.body, 'payment_id');
+      made.payins.push({ paymentId, merchant: cmd.m % w.merchants.length, amount: cmd.amount });
+      return `payin ${m.live ? 'live' : 'sandbox'} ${cmd.amount} → ${short(paymentId)}`;
+    }
+    case 'pay':
+      return pay(w, made, cmd);
+    case 'payout': {
+      const m = w.merchants[cmd.m % w.merchants.length]!;
+      const created = await s.payouts.create(m.principal, {
+        money: { amount: toRupees(cmd.amount), currency: 'INR' },
+        merchant_order_no: made.orderNo('out'),
+        receiver: { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' },
+      });
+      const paymentId = idOf(created.body, 'payment_id');
+      made.payouts.push({ paymentId, merchant: cmd.m % w.merchants.length, amount: cmd.amount });
+      return `payout ${m.live ? 'live' : 'sandbox'} ${cmd.amount} → ${short(paymentId)}`;
+    }
+    case 'bank': {
+      const transfers = [...w.cashfree.transfers.values()];
+      if (transfers.length === 0) return 'bank: no transfer';
+      const t = transfers[cmd.i % transfers.length]!;
+      return `bank ${t.transfer_id.slice(0, 6)} ${cmd.status}: ${w.cashfree.settle(t, cmd.status) ? 'done' : 'no change'}`;
+    }
+    case 'refund':
+      return refund(w, made, cmd);
+    case 'refundBank': {
+      const pending = w.setu.refundList.filter((r) => r.status === 'pending');
+      if (pending.length === 0) return 'refund bank: none pending';
+      const r = pending[cmd.i % pending.length]!;
+      w.setu.settleRefund(r, cmd.status);
+      return `refund bank ${r.id} ${cmd.status}`;
+    }
+    case 'notice':
+      return notice(w, made, cmd);
+    case 'worker': {
+      const claimed = await w.worker.drain();
+      return `worker round: ${claimed} claimed`;
+    }
+    case 'callbacks': {
+      w.receivers.up = cmd.up;
+      const claimed = await w.dispatcher.drain();
+      return `callbacks (${cmd.up ? 'up' : 'down'}): ${claimed} claimed`;
+    }
+    case 'clock':
+      w.clock.t += cmd.ms;
+      return `clock +${cmd.ms}`;
+    case 'crash':
+      return crash(w);
+  }
+}
+
+async function pay(w: World, made: Made, cmd: Extract<Command, { c: 'pay' }>): Promise<string> {
+  if (made.payins.length === 0) return 'pay: no pay-in';
+  const p = made.payins[cmd.i % made.payins.length]!;
+  const m = w.merchants[p.merchant]!;
+  if (!m.live) {
+    const status = cmd.how === 'fail' ? 'FAILED' : 'SUCCESS';
+    const done = await w.services.sandbox.complete(m.principal, 'payin', p.paymentId, status);
+    return `sandbox pay ${short(p.paymentId)} ${status} → ${done.status}`;
+  }
+  const qr = w.setu.qrOf(p.paymentId);
+  if (!qr) return `pay ${short(p.paymentId)}: no QR`;
+  if (cmd.how === 'fail') return `pay ${short(p.paymentId)}: the customer gave up`;
+  const amount = cmd.how === 'other' ? p.amount + 1 : p.amount;
+  const first = w.setu.pay(qr, amount, cmd.how === 'late');
+  if (cmd.how === 'twice' && first) w.setu.pay(qr, amount, true);
+  return `pay ${short(p.paymentId)} ${cmd.how} ${amount}: ${first ? first.id : 'refused, QR closed'}`;
+}
+
+async function refund(w: World, made: Made, cmd: Extract<Command, { c: 'refund' }>): Promise<string> {
+  if (made.payins.length === 0) return 'refund: no pay-in';
+  const p = made.payins[cmd.i % made.payins.length]!;
+  const m = w.merchants[p.merchant]!;
+  const amount = cmd.part === 'full' ? p.amount : cmd.part === 'half' ? Math.max(1, Math.floor(p.amount / 2)) : 1;
+  const one = async () => {
+    const created = await w.services.refunds.create(m.principal, {
+      payment_id: p.paymentId,
+      money: { amount: toRupees(amount), currency: 'INR' },
+      merchant_refund_no: made.orderNo('rf'),
+    });
+    const refundId = idOf(created.body, 'refund_id');
+    made.refunds.push({ paymentId: refundId, merchant: p.merchant, amount, of: p.paymentId });
+    return short(refundId);
+  };
+  // Two at once: the concurrent refunds of one pay-in never refund more than it.
+  const results = await Promise.allSettled(cmd.twice ? [one(), one()] : [one()]);
+  const words = results.map((r) => {
+    if (r.status === 'fulfilled') return r.value;
+    if (r.reason instanceof AppError) return `refused ${r.reason.errorCode}`;
+    throw r.reason;
+  });
+  return `refund ${short(p.paymentId)} ${amount}: ${words.join(', ')}`;
+}
+
+async function notice(w: World, made: Made, cmd: Extract<Command, { c: 'notice' }>): Promise<string> {
+  const n = w.notices.take(cmd.i, cmd.mode === 'dup');
+  if (!n) return 'notice: none pending';
+  if (cmd.mode === 'drop') return `notice dropped: ${n.label}`;
+  const headers = { ...n.headers };
+  if (cmd.mode === 'forge') {
+    const key = n.provider === 'setu' ? 'x-setu-signature' : 'x-webhook-signature';
+    headers[key] = Buffer.from('forged').toString('base64');
+    // A forged one is sent again, rightly signed, later: the queue keeps it.
+    w.notices.push(n);
+  }
+  try {
+    const r = await w.services.notifications.receive(n.provider, Buffer.from(n.raw), headers, 'sim');
+    const body = JSON.parse(n.raw) as Record<string, unknown>;
+    if (n.provider === 'setu' && body.eventType === 'payment.success') made.notified.add(String(body.id));
+    return `notice ${cmd.mode}: ${n.label} → ${r.duplicate ? 'duplicate' : 'new'}`;
+  } catch (err) {
+    if (err instanceof AppError) return `notice ${cmd.mode}: ${n.label} → ${err.errorCode}`;
+    throw err;
+  }
+}
+
+async function crash(w: World): Promise<string> {
+  // In flight when the process dies: a worker round and a callback round, never awaited.
+  const generation = w.generation;
+  void w.worker.drain().catch(() => {});
+  void w.dispatcher.drain().catch(() => {});
+  await Promise.resolve();
+  await w.crash();
+  return `crash (generation ${generation} abandoned)`;
+}

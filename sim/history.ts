@@ -1,0 +1,136 @@
+/**
+ * One history: a fresh database, the world built over it, the commands run one by one with the
+ * invariants checked after each, then a quiet end (the providers without faults, every delayed
+ * notification delivered, the clock moved on hours with worker and callback rounds) and the
+ * invariants checked once more, the end's among them. Answers the history, line by line.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { migrate, openDatabase } from '../src/db/database.ts';
+import { seedIds } from '../src/ids.ts';
+import type { Command } from './commands.ts';
+import { execute, Made } from './execute.ts';
+import { Faults } from './faults.ts';
+import { Invariants } from './invariants.ts';
+import { Rng } from './rng.ts';
+import { simConfig, World } from './world.ts';
+
+export interface Plan {
+  seed: number;
+  faultRate: number;
+  commands: Command[];
+}
+
+export interface Outcome {
+  lines: string[];
+  /** The broken invariant and the command after which it broke (-1: at the end), or null. */
+  failure: { at: number; invariant: string } | null;
+}
+
+/** Where a database for one history comes from: a fresh one, and how it is removed. */
+export interface Store {
+  fresh(): Promise<{ url: string; drop(): Promise<void> }>;
+}
+
+/** SQLite: a template migrated once, copied for each history (on tmpfs when there is one). */
+export async function sqliteStore(): Promise<Store> {
+  const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  const dir = fs.mkdtempSync(path.join(base, 'paygate-sim-'));
+  const template = path.join(dir, 'template.db');
+  const database = openDatabase(`sqlite:${template}`);
+  await migrate(database);
+  await database.close();
+  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  let n = 0;
+  return {
+    async fresh() {
+      const file = path.join(dir, `h${++n}.db`);
+      fs.copyFileSync(template, file);
+      return {
+        url: `sqlite:${file}`,
+        async drop() {
+          for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+        },
+      };
+    },
+  };
+}
+
+/** The transactions' statuses, as the history prints their changes. */
+async function statuses(w: World): Promise<Map<string, string>> {
+  const rows = await w.database.db
+    .selectFrom('transactions')
+    .select(['payment_id', 'kind', 'status', 'reversed_at'])
+    .orderBy('created_at')
+    .orderBy('payment_id')
+    .execute();
+  return new Map(rows.map((r) => [`${r.kind} ${r.payment_id.slice(0, 6)}`, `${r.status}${r.reversed_at ? '+R' : ''}`]));
+}
+
+function changes(before: Map<string, string>, after: Map<string, string>): string {
+  const out: string[] = [];
+  for (const [k, v] of after) if (before.get(k) !== v) out.push(`${k} ${before.get(k) ?? '-'}→${v}`);
+  return out.length ? ` | ${out.join(', ')}` : '';
+}
+
+export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
+  const idRng = new Rng(plan.seed ^ 0x5eed1d5);
+  seedIds(() => idRng.byte());
+  const db = await store.fresh();
+  const w = new World(simConfig(db.url), new Faults(plan.faultRate));
+  const lines: string[] = [`seed ${plan.seed} faults ${plan.faultRate}`];
+  const made = new Made();
+  const invariants = new Invariants();
+  let failure: Outcome['failure'] = null;
+  try {
+    w.open();
+    await w.createMerchants();
+    let before = await statuses(w);
+    for (let i = 0; i < plan.commands.length && !failure; i++) {
+      const cmd = plan.commands[i]!;
+      let line: string;
+      const t0 = performance.now();
+      const tm = (globalThis as any).__simt as Map<string, number> | undefined;
+      try {
+        line = await execute(w, made, cmd);
+        tm?.set(cmd.c, (tm.get(cmd.c) ?? 0) + performance.now() - t0);
+      } catch (err) {
+        failure = { at: i, invariant: `unexpected error: ${(err as Error).stack ?? String(err)}` };
+        break;
+      }
+      const after = await statuses(w);
+      lines.push(`${i} ${line}${changes(before, after)}`);
+      before = after;
+      const t1 = performance.now();
+      const broken = await invariants.check(w, made, false);
+      tm?.set('check', (tm.get('check') ?? 0) + performance.now() - t1);
+      if (broken) failure = { at: i, invariant: broken };
+    }
+    if (!failure) {
+      await quietEnd(w, made);
+      lines.push(`end${changes(before, await statuses(w))}`);
+      const broken = await invariants.check(w, made, true);
+      if (broken) failure = { at: -1, invariant: broken };
+    }
+  } finally {
+    seedIds(null);
+    await w.close();
+    await db.drop();
+  }
+  if (failure) lines.push(`BROKEN after ${failure.at < 0 ? 'the end' : `command ${failure.at}`}: ${failure.invariant}`);
+  return { lines, failure };
+}
+
+/** The providers stop failing, delayed notifications arrive, and time passes with the worker and the callbacks running. */
+async function quietEnd(w: World, made: Made): Promise<void> {
+  w.faults.rate = 0;
+  w.faults.use(1);
+  w.receivers.up = true;
+  while (w.notices.pending.length > 0) await execute(w, made, { c: 'notice', i: 0, mode: 'deliver', f: 1 });
+  for (let round = 0; round < 12; round++) {
+    w.clock.t += 20 * 60_000;
+    await w.worker.drain();
+    await w.dispatcher.drain();
+  }
+}

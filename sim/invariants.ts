@@ -1,0 +1,163 @@
+/**
+ * The invariants checked after every command and at the end of a history (issue 56): the ledger
+ * balances (`ledger verify`), no balance is negative, §13's conservation holds per merchant, a
+ * final status never changes (a reversal aside, §4), each provider payment is applied at most once,
+ * at most one transfer or refund is paid per payout or refund, each final status has exactly one
+ * callback event, and, at the end, every payment Paygate was told of is matched or on an exception.
+ * Each answers the broken invariant's words, or null.
+ */
+import { feeFor } from '../src/money.ts';
+import type { Made } from './execute.ts';
+import type { World } from './world.ts';
+
+type Row = { payment_id: string; merchant_id: string; kind: string; status: string; amount: number };
+
+export class Invariants {
+  private readonly finals = new Map<string, string>();
+  /** What `ledger verify` last passed on. */
+  private verified = '';
+
+  async check(w: World, made: Made, end: boolean): Promise<string | null> {
+    const db = w.database.db;
+    const rows = (await db
+      .selectFrom('transactions')
+      .select(['payment_id', 'merchant_id', 'kind', 'status', 'amount', 'reversed_at', 'channel_payment_id'])
+      .execute()) as (Row & { reversed_at: number | null; channel_payment_id: string | null })[];
+    const broken = await this.ledger(w, rows);
+    if (broken) return broken;
+    // Refunds of money that no pay-in kept come out of suspense, not out of a merchant's balance.
+    const suspenseRefunds = await db
+      .selectFrom('channel_exceptions')
+      .select('refund_id')
+      .where('refund_id', 'is not', null)
+      .execute();
+    const suspense = new Set(suspenseRefunds.map((e) => e.refund_id));
+    const merchants = rows.filter((r) => !suspense.has(r.payment_id));
+    return (
+      this.finalsKept(rows) ??
+      (await this.balances(w, merchants)) ??
+      this.providerOnce(w) ??
+      (await this.appliedOnce(w, made, rows, end)) ??
+      (await this.callbacks(w, merchants, end))
+    );
+  }
+
+  /**
+   * `ledger verify`, whenever anything it reads may have changed since it last passed: the journals,
+   * the wallets, the exceptions or a transaction's status (unchanged, it would say the same).
+   */
+  private async ledger(w: World, rows: Row[]): Promise<string | null> {
+    const db = w.database.db;
+    const [last] = await db.selectFrom('ledger_entries').select((e) => e.fn.max('id').as('id')).execute();
+    const wallets = await db.selectFrom('wallets').select(['merchant_id', 'available', 'held']).execute();
+    const exceptions = await db.selectFrom('channel_exceptions').select(['id', 'outstanding', 'resolved_at']).execute();
+    const seen = JSON.stringify([last?.id, wallets, exceptions, rows.map((r) => r.status)]);
+    if (seen === this.verified) return null;
+    const report = await w.services.wallets.verify();
+    if (!report.ok) return `ledger verify: ${report.problems.join('; ')}`;
+    this.verified = seen;
+    return null;
+  }
+
+  /** A final status never changes. */
+  private finalsKept(rows: Row[]): string | null {
+    for (const r of rows) {
+      const before = this.finals.get(r.payment_id);
+      if (before && before !== r.status) return `final status changed: ${r.kind} ${r.payment_id} ${before} → ${r.status}`;
+      if (r.status === 'SUCCESS' || r.status === 'FAILED') this.finals.set(r.payment_id, r.status);
+    }
+    return null;
+  }
+
+  /** No balance negative; available + held is what §13's conservation says, for every merchant. */
+  private async balances(w: World, rows: (Row & { reversed_at: number | null })[]): Promise<string | null> {
+    const wallets = await w.database.db.selectFrom('wallets').selectAll().execute();
+    for (const wallet of wallets) {
+      if (wallet.available < 0 || wallet.held < 0)
+        return `negative balance: ${wallet.merchant_id} available ${wallet.available} held ${wallet.held}`;
+      const m = w.merchants.find((x) => x.id === wallet.merchant_id);
+      if (!m) continue;
+      let expected = m.topUps + w.credited.get(m.id)! - w.debited.get(m.id)!;
+      for (const r of rows) {
+        if (r.merchant_id !== m.id || r.status !== 'SUCCESS') continue;
+        if (r.kind === 'payin') expected += r.amount - feeFor(r.amount, w.config.payinFeeBps);
+        else expected -= r.amount;
+        if (r.kind === 'payout' && r.reversed_at !== null) expected += r.amount;
+      }
+      const actual = wallet.available + wallet.held;
+      if (actual !== expected)
+        return `conservation: merchant ${m.live ? 'live' : 'sandbox'} has ${actual}, its records say ${expected}`;
+    }
+    return null;
+  }
+
+  /** At most one transfer paid per payout, one refund paid per refund, and no more refunded than a payment. */
+  private providerOnce(w: World): string | null {
+    const paid = new Map<string, number>();
+    for (const t of w.cashfree.transfers.values())
+      if (t.paid) paid.set(t.paymentId, (paid.get(t.paymentId) ?? 0) + 1);
+    for (const [id, n] of paid) if (n > 1) return `payout ${id} paid ${n} times by the provider`;
+    const refunded = new Map<string, number>();
+    const byPayment = new Map<string, number>();
+    for (const r of w.setu.refundList) {
+      if (r.status !== 'success') continue;
+      refunded.set(r.referenceId, (refunded.get(r.referenceId) ?? 0) + 1);
+      byPayment.set(r.paymentId, (byPayment.get(r.paymentId) ?? 0) + r.amount);
+    }
+    for (const [id, n] of refunded) if (n > 1) return `refund ${id} paid ${n} times by the provider`;
+    for (const qr of w.setu.qrs.values())
+      for (const p of qr.payments)
+        if ((byPayment.get(p.id) ?? 0) > p.amount)
+          return `payment ${p.id} of ${p.amount} refunded ${byPayment.get(p.id)} in all`;
+    return null;
+  }
+
+  /**
+   * Each provider payment is applied at most once: one SUCCESS pay-in, or one exception that holds
+   * its money. At the end, every payment whose notification Paygate accepted is one of the two.
+   */
+  private async appliedOnce(
+    w: World,
+    made: Made,
+    rows: (Row & { channel_payment_id: string | null })[],
+    end: boolean,
+  ): Promise<string | null> {
+    const uses = new Map<string, number>();
+    for (const r of rows)
+      if (r.kind === 'payin' && r.status === 'SUCCESS' && r.channel_payment_id)
+        uses.set(r.channel_payment_id, (uses.get(r.channel_payment_id) ?? 0) + 1);
+    const held = await w.database.db
+      .selectFrom('channel_exceptions')
+      .select(['reference', 'amount'])
+      .where('holds', 'is not', null)
+      .execute();
+    for (const e of held) uses.set(e.reference, (uses.get(e.reference) ?? 0) + 1);
+    for (const qr of w.setu.qrs.values())
+      for (const p of qr.payments) {
+        const n = uses.get(p.id) ?? 0;
+        if (n > 1) return `setu payment ${p.id} applied ${n} times`;
+        if (end && n === 0 && made.notified.has(p.id)) return `setu payment ${p.id} notified but not accounted for`;
+      }
+    return null;
+  }
+
+  /** One callback event per final status (and one per reversal); at the end, every final one has its event. */
+  private async callbacks(w: World, rows: (Row & { reversed_at: number | null })[], end: boolean): Promise<string | null> {
+    const deliveries = await w.database.db.selectFrom('callback_deliveries').select(['payment_id', 'body']).execute();
+    const events = new Map<string, number>();
+    for (const d of deliveries) {
+      const status = String((JSON.parse(d.body) as Record<string, unknown>).status);
+      const key = `${d.payment_id} ${status}`;
+      events.set(key, (events.get(key) ?? 0) + 1);
+    }
+    for (const [key, n] of events) if (n > 1) return `${n} callback events for ${key}`;
+    if (!end) return null;
+    for (const r of rows) {
+      if (r.status !== 'SUCCESS' && r.status !== 'FAILED') continue;
+      if (!events.has(`${r.payment_id} ${r.status}`)) return `no callback event for ${r.kind} ${r.payment_id} ${r.status}`;
+      if (r.reversed_at !== null && !events.has(`${r.payment_id} REVERSED`))
+        return `no REVERSED callback event for ${r.payment_id}`;
+    }
+    return null;
+  }
+}
