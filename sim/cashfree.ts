@@ -117,9 +117,13 @@ export class SimCashfree {
     return ageMs <= 0 ? this.pollMs : Math.max(this.pollMs, Math.min(ageMs, 3_600_000));
   }
 
-  /** The bank ends a transfer, or returns one it paid; Cashfree sends its webhook. False when the change cannot happen. */
+  /** The bank ends a transfer, pays one it failed, or returns one it paid; Cashfree sends its webhook. False when the change cannot happen. */
   settle(t: Transfer, status: 'SUCCESS' | 'FAILED' | 'REVERSED'): boolean {
-    const allowed = status === 'REVERSED' ? t.status === 'SUCCESS' : t.status === 'RECEIVED';
+    // A bank may pay a transfer it first reported FAILED (a SUCCESS after FAILED).
+    const allowed =
+      status === 'REVERSED'
+        ? t.status === 'SUCCESS'
+        : t.status === 'RECEIVED' || (status === 'SUCCESS' && t.status === 'FAILED');
     if (!allowed) return false;
     t.before = { ...t, before: null };
     t.status = status;

@@ -16,7 +16,9 @@ export type Command =
   | { c: 'worker'; f: number }
   | { c: 'callbacks'; up: boolean; f: number }
   | { c: 'clock'; ms: number }
-  | { c: 'crash'; f: number };
+  | { c: 'crash'; f: number }
+  | { c: 'reconcile'; channel: 'setu' | 'cashfree'; f: number }
+  | { c: 'resolve'; i: number; action: 'refund' | 'credit' | 'debit' | 'dismiss'; f: number };
 
 const WEIGHTS = {
   payin: 10,
@@ -30,11 +32,13 @@ const WEIGHTS = {
   callbacks: 6,
   clock: 8,
   crash: 1,
+  reconcile: 3,
+  resolve: 3,
 } as const;
 
-/** Amounts that exercise fees' rounding: a paisa, odd paise, round rupees. */
+/** Amounts that exercise fees' rounding: odd paise and round rupees, from the least a pay-in may be. */
 function amount(rng: Rng): number {
-  return rng.pick([1, 99, 100, 1_01, 12_345, 50_000, 1_000_00, 2_500_00]);
+  return rng.pick([100, 1_01, 9_99, 12_345, 50_000, 1_000_00, 2_500_00]);
 }
 
 function one(rng: Rng): Command {
@@ -63,12 +67,20 @@ function one(rng: Rng): Command {
       return { c: 'clock', ms: rng.pick([1_000, 30_000, 61_000, 300_000, 960_000, 3_600_000]) };
     case 'crash':
       return { c: 'crash', f };
+    case 'reconcile':
+      return { c: 'reconcile', channel: rng.pick(['setu', 'cashfree']), f };
+    case 'resolve':
+      return { c: 'resolve', i, action: rng.pick(['refund', 'credit', 'debit', 'dismiss']), f };
   }
 }
 
 /** A history's commands and its fault rate, from its seed. */
-export function generate(seed: number, length: number): { faultRate: number; commands: Command[] } {
+export function generate(
+  seed: number,
+  length: number,
+): { faultRate: number; autoRefund: boolean; commands: Command[] } {
   const rng = new Rng(seed);
   const faultRate = rng.pick([0, 0.05, 0.15, 0.3]);
-  return { faultRate, commands: Array.from({ length }, () => one(rng)) };
+  const autoRefund = rng.chance(0.5);
+  return { faultRate, autoRefund, commands: Array.from({ length }, () => one(rng)) };
 }

@@ -4,6 +4,7 @@
  * the real NotificationService, and the worker's and dispatcher's rounds. Answers the history's line.
  */
 import { AppError } from '../src/errors.ts';
+import { istDate } from '../src/ist.ts';
 import { toRupees } from '../src/money.ts';
 import type { Command } from './commands.ts';
 import type { World } from './world.ts';
@@ -34,6 +35,23 @@ function idOf(body: unknown, field: 'payment_id' | 'refund_id'): string {
 }
 
 const short = (id: string) => id.slice(0, 6);
+
+/**
+ * The `i`-th of `txns` (modulo), most often among those whose status is `status`: customers pay
+ * open pay-ins and merchants refund paid ones, and sometimes the others.
+ */
+async function choose(w: World, txns: Txn[], i: number, status: string): Promise<Txn | null> {
+  if (txns.length === 0) return null;
+  if (!w.faults.chance(0.8)) return txns[i % txns.length]!;
+  const rows = await w.database.db
+    .selectFrom('transactions')
+    .select('payment_id')
+    .where('status', '=', status as 'SUCCESS')
+    .execute();
+  const ids = new Set(rows.map((r) => r.payment_id));
+  const within = txns.filter((t) => ids.has(t.paymentId));
+  return within.length ? within[i % within.length]! : txns[i % txns.length]!;
+}
 
 /** Runs `cmd`; an AppError (a refusal a merchant would see) is part of the history, not a failure. */
 export async function execute(w: World, made: Made, cmd: Command): Promise<string> {
@@ -103,12 +121,45 @@ async function run(w: World, made: Made, cmd: Command): Promise<string> {
       return `clock +${cmd.ms}`;
     case 'crash':
       return crash(w);
+    case 'reconcile': {
+      const r = await w.reconcile.run(istDate(w.now()), cmd.channel, 'cli');
+      return `reconcile ${cmd.channel} ${r.date}: checked ${r.checked} matched ${r.matched} mismatched ${r.mismatched} unreadable ${r.unreadable}`;
+    }
+    case 'resolve':
+      return resolve(w, cmd);
   }
 }
 
+/** An operator resolves an open exception; what it moved into or out of a merchant's balance is kept for §13. */
+async function resolve(w: World, cmd: Extract<Command, { c: 'resolve' }>): Promise<string> {
+  const db = w.database.db;
+  const open = await db
+    .selectFrom('channel_exceptions')
+    .select(['id', 'kind', 'outstanding', 'merchant_id'])
+    .where('resolved_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  if (open.length === 0) return 'resolve: no open exception';
+  const e = open[cmd.i % open.length]!;
+  const live = w.merchants.find((m) => m.live)!;
+  const merchantId = cmd.action === 'credit' ? (e.merchant_id ?? live.id) : null;
+  const done = await w.services.exceptions.resolve(e.id, {
+    action: cmd.action,
+    merchantId,
+    note: 'simulated operator',
+    actor: 'sim',
+  });
+  const moved = e.outstanding - done.exception.outstanding;
+  if (cmd.action === 'credit' && moved > 0 && merchantId)
+    w.credited.set(merchantId, (w.credited.get(merchantId) ?? 0) + moved);
+  if (cmd.action === 'debit' && moved > 0 && e.merchant_id)
+    w.debited.set(e.merchant_id, (w.debited.get(e.merchant_id) ?? 0) + moved);
+  return `resolve ${e.kind} #${e.id} ${cmd.action}: ${done.message}`;
+}
+
 async function pay(w: World, made: Made, cmd: Extract<Command, { c: 'pay' }>): Promise<string> {
-  if (made.payins.length === 0) return 'pay: no pay-in';
-  const p = made.payins[cmd.i % made.payins.length]!;
+  const p = await choose(w, made.payins, cmd.i, 'PENDING');
+  if (!p) return 'pay: no pay-in';
   const m = w.merchants[p.merchant]!;
   if (!m.live) {
     const status = cmd.how === 'fail' ? 'FAILED' : 'SUCCESS';
@@ -125,8 +176,8 @@ async function pay(w: World, made: Made, cmd: Extract<Command, { c: 'pay' }>): P
 }
 
 async function refund(w: World, made: Made, cmd: Extract<Command, { c: 'refund' }>): Promise<string> {
-  if (made.payins.length === 0) return 'refund: no pay-in';
-  const p = made.payins[cmd.i % made.payins.length]!;
+  const p = await choose(w, made.payins, cmd.i, 'SUCCESS');
+  if (!p) return 'refund: no pay-in';
   const m = w.merchants[p.merchant]!;
   const amount = cmd.part === 'full' ? p.amount : cmd.part === 'half' ? Math.max(1, Math.floor(p.amount / 2)) : 1;
   const one = async () => {

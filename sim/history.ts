@@ -19,6 +19,8 @@ import { simConfig, World } from './world.ts';
 export interface Plan {
   seed: number;
   faultRate: number;
+  /** AUTO_REFUND_UNMATCHED: unmatched money refunded at once, or left on its exception for an operator. */
+  autoRefund: boolean;
   commands: Command[];
 }
 
@@ -75,23 +77,32 @@ function changes(before: Map<string, string>, after: Map<string, string>): strin
 }
 
 export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
+  const tm = (globalThis as any).__simt as Map<string, number> | undefined;
+  let tp = performance.now();
+  const lap = (k: string) => {
+    const t = performance.now();
+    tm?.set(k, (tm.get(k) ?? 0) + t - tp);
+    tp = t;
+  };
   const idRng = new Rng(plan.seed ^ 0x5eed1d5);
   seedIds(() => idRng.byte());
   const db = await store.fresh();
-  const w = new World(simConfig(db.url), new Faults(plan.faultRate));
-  const lines: string[] = [`seed ${plan.seed} faults ${plan.faultRate}`];
+  const w = new World(simConfig(db.url, plan.autoRefund), new Faults(plan.faultRate));
+  const lines: string[] = [`seed ${plan.seed} faults ${plan.faultRate} auto-refund ${plan.autoRefund}`];
   const made = new Made();
   const invariants = new Invariants();
   let failure: Outcome['failure'] = null;
   try {
+    lap('fresh');
     w.open();
+    lap('open');
     await w.createMerchants();
+    lap('merchants');
     let before = await statuses(w);
     for (let i = 0; i < plan.commands.length && !failure; i++) {
       const cmd = plan.commands[i]!;
       let line: string;
       const t0 = performance.now();
-      const tm = (globalThis as any).__simt as Map<string, number> | undefined;
       try {
         line = await execute(w, made, cmd);
         tm?.set(cmd.c, (tm.get(cmd.c) ?? 0) + performance.now() - t0);
@@ -108,15 +119,19 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
       if (broken) failure = { at: i, invariant: broken };
     }
     if (!failure) {
+      tp = performance.now();
       await quietEnd(w, made);
+      lap('quiet');
       lines.push(`end${changes(before, await statuses(w))}`);
       const broken = await invariants.check(w, made, true);
       if (broken) failure = { at: -1, invariant: broken };
     }
+    lap('endcheck');
   } finally {
     seedIds(null);
     await w.close();
     await db.drop();
+    lap('close');
   }
   if (failure) lines.push(`BROKEN after ${failure.at < 0 ? 'the end' : `command ${failure.at}`}: ${failure.invariant}`);
   return { lines, failure };
@@ -128,9 +143,10 @@ async function quietEnd(w: World, made: Made): Promise<void> {
   w.faults.use(1);
   w.receivers.up = true;
   while (w.notices.pending.length > 0) await execute(w, made, { c: 'notice', i: 0, mode: 'deliver', f: 1 });
-  for (let round = 0; round < 12; round++) {
+  // Until two rounds in a row find nothing to do (pay-ins expire, reads come due, callbacks retry).
+  for (let round = 0, idle = 0; round < 12 && idle < 2; round++) {
     w.clock.t += 20 * 60_000;
-    await w.worker.drain();
-    await w.dispatcher.drain();
+    const claimed = (await w.worker.drain()) + (await w.dispatcher.drain());
+    idle = claimed === 0 ? idle + 1 : 0;
   }
 }

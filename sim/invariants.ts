@@ -16,23 +16,19 @@ export class Invariants {
   private readonly finals = new Map<string, string>();
   /** What `ledger verify` last passed on. */
   private verified = '';
+  /** The status each callback delivery's body carries, by delivery id. */
+  private readonly statusOf = new Map<string, string>();
 
   async check(w: World, made: Made, end: boolean): Promise<string | null> {
     const db = w.database.db;
     const rows = (await db
       .selectFrom('transactions')
-      .select(['payment_id', 'merchant_id', 'kind', 'status', 'amount', 'reversed_at', 'channel_payment_id'])
-      .execute()) as (Row & { reversed_at: number | null; channel_payment_id: string | null })[];
+      .select(['payment_id', 'merchant_id', 'kind', 'status', 'amount', 'reversed_at', 'channel_payment_id', 'refund_of'])
+      .execute()) as (Row & { reversed_at: number | null; channel_payment_id: string | null; refund_of: string | null })[];
     const broken = await this.ledger(w, rows);
     if (broken) return broken;
-    // Refunds of money that no pay-in kept come out of suspense, not out of a merchant's balance.
-    const suspenseRefunds = await db
-      .selectFrom('channel_exceptions')
-      .select('refund_id')
-      .where('refund_id', 'is not', null)
-      .execute();
-    const suspense = new Set(suspenseRefunds.map((e) => e.refund_id));
-    const merchants = rows.filter((r) => !suspense.has(r.payment_id));
+    // Refunds of money that no pay-in kept (of no pay-in) come out of suspense, not out of a merchant's balance.
+    const merchants = rows.filter((r) => r.kind !== 'refund' || r.refund_of);
     return (
       this.finalsKept(rows) ??
       (await this.balances(w, merchants)) ??
@@ -143,10 +139,14 @@ export class Invariants {
 
   /** One callback event per final status (and one per reversal); at the end, every final one has its event. */
   private async callbacks(w: World, rows: (Row & { reversed_at: number | null })[], end: boolean): Promise<string | null> {
-    const deliveries = await w.database.db.selectFrom('callback_deliveries').select(['payment_id', 'body']).execute();
+    const deliveries = await w.database.db.selectFrom('callback_deliveries').select(['id', 'payment_id', 'body']).execute();
     const events = new Map<string, number>();
     for (const d of deliveries) {
-      const status = String((JSON.parse(d.body) as Record<string, unknown>).status);
+      let status = this.statusOf.get(d.id);
+      if (status === undefined) {
+        status = String((JSON.parse(d.body) as Record<string, unknown>).status);
+        this.statusOf.set(d.id, status);
+      }
       const key = `${d.payment_id} ${status}`;
       events.set(key, (events.get(key) ?? 0) + 1);
     }

@@ -11,6 +11,7 @@ import type { SetuChannel } from '../src/channels/setu/setu.channel.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import type { Principal } from '../src/merchants/merchants.service.ts';
+import { ReconcileService } from '../src/reconcile/reconcile.service.ts';
 import { buildServices, type Services } from '../src/services.ts';
 import { CallbackDispatcher } from '../src/worker/callback.dispatcher.ts';
 import { TransactionWorker } from '../src/worker/transaction.worker.ts';
@@ -29,7 +30,7 @@ export const START_AT = Date.UTC(2026, 10, 27, 4, 30);
 let publicKey: string | null = null;
 
 /** The settings of every history: both live channels configured (their calls go to the simulated providers). */
-export function simConfig(databaseUrl: string): Config {
+export function simConfig(databaseUrl: string, autoRefund: boolean): Config {
   publicKey ??= generateKeyPairSync('rsa', { modulusLength: 1024 })
     .publicKey.export({ type: 'spki', format: 'pem' })
     .toString();
@@ -39,6 +40,7 @@ export function simConfig(databaseUrl: string): Config {
     PORT: '0',
     RATE_LIMIT_PER_MINUTE: '0',
     PAYIN_FEE_BPS: '150',
+    AUTO_REFUND_UNMATCHED: String(autoRefund),
     PAYIN_EXPIRY_S: '900',
     CHANNEL_POLL_MS: '60000',
     CALLBACK_MAX_RETRIES: '3',
@@ -82,6 +84,7 @@ export class World {
   services!: Services;
   worker!: TransactionWorker;
   dispatcher!: CallbackDispatcher;
+  reconcile!: ReconcileService;
   /** Promises of the services before the last crash: their outcomes are ignored. */
   generation = 0;
 
@@ -115,6 +118,12 @@ export class World {
       leaseMs: workerLeaseMs(config.channelTimeoutMs),
       resendAfterMs: config.channelResendAfterMs,
       channelNames: services.channelNames,
+    });
+    this.reconcile = new ReconcileService(this.database.db, live, services.outcomes, {
+      now,
+      concurrency: 4,
+      readTries: 2,
+      retryMs: 0,
     });
     this.dispatcher = new CallbackDispatcher(this.database, config, {
       registry: new Registry(),
