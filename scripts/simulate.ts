@@ -49,7 +49,9 @@ const store = (o: Options): Promise<Store> => (o.db === 'postgres' ? postgresSto
 
 async function replay(o: Options): Promise<number> {
   const plan = JSON.parse(fs.readFileSync(o.replay!, 'utf8')) as Plan;
-  const outcome = await runHistory(plan, await store(o));
+  const s = await store(o);
+  const outcome = await runHistory(plan, s);
+  await s.close();
   console.log(outcome.lines.join('\n'));
   return outcome.failure ? 1 : 0;
 }
@@ -64,14 +66,19 @@ async function runSeeds(o: Options): Promise<{ failed: number | null; ran: numbe
     const plan: Plan = { seed, ...generate(seed, o.length) };
     const outcome = await runHistory(plan, s);
     ran++;
-    if (outcome.failure) return { failed: seed, ran };
+    if (outcome.failure) {
+      await s.close();
+      return { failed: seed, ran };
+    }
   }
+  await s.close();
   return { failed: null, ran };
 }
 
 async function report(o: Options, seed: number): Promise<void> {
   const s = await store(o);
   const { plan, outcome } = await shrink({ seed, ...generate(seed, o.length) }, s);
+  await s.close();
   const file = path.join('sim-failures', `seed-${seed}.json`);
   fs.mkdirSync('sim-failures', { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(plan, null, 1)}\n`);

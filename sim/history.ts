@@ -33,6 +33,8 @@ export interface Outcome {
 /** Where a database for one history comes from: a fresh one, and how it is removed. */
 export interface Store {
   fresh(): Promise<{ url: string; drop(): Promise<void> }>;
+  /** Removes what the store made. */
+  close(): Promise<void>;
 }
 
 /** SQLite: a template migrated once, copied for each history (on tmpfs when there is one). */
@@ -43,9 +45,11 @@ export async function sqliteStore(): Promise<Store> {
   const database = openDatabase(`sqlite:${template}`);
   await migrate(database);
   await database.close();
-  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  const close = async () => fs.rmSync(dir, { recursive: true, force: true });
+  process.once('exit', () => void close());
   let n = 0;
   return {
+    close,
     async fresh() {
       const file = path.join(dir, `h${++n}.db`);
       fs.copyFileSync(template, file);

@@ -10,7 +10,39 @@ import { feeFor } from '../src/money.ts';
 import type { Made } from './execute.ts';
 import type { World } from './world.ts';
 
-type Row = { payment_id: string; merchant_id: string; kind: string; status: string; amount: number };
+type Row = {
+  payment_id: string;
+  merchant_id: string;
+  kind: string;
+  status: string;
+  amount: number;
+  reversed_at: number | null;
+  channel_payment_id: string | null;
+  refund_of: string | null;
+};
+
+/** What the invariants read of the database, all at once (in parallel on PostgreSQL). */
+async function read(w: World) {
+  const db = w.database.db;
+  const [rows, [last], wallets, exceptions, deliveries] = await Promise.all([
+    db
+      .selectFrom('transactions')
+      .select(['payment_id', 'merchant_id', 'kind', 'status', 'amount', 'reversed_at', 'channel_payment_id', 'refund_of'])
+      .orderBy('payment_id')
+      .execute() as Promise<Row[]>,
+    db.selectFrom('ledger_entries').select((e) => e.fn.max('id').as('id')).execute(),
+    db.selectFrom('wallets').select(['merchant_id', 'available', 'held']).orderBy('merchant_id').execute(),
+    db
+      .selectFrom('channel_exceptions')
+      .select(['id', 'outstanding', 'resolved_at', 'holds', 'reference'])
+      .orderBy('id')
+      .execute(),
+    db.selectFrom('callback_deliveries').select(['id', 'payment_id', 'body']).execute(),
+  ]);
+  return { rows, lastEntry: last?.id ?? null, wallets, exceptions, deliveries };
+}
+
+type Seen = Awaited<ReturnType<typeof read>>;
 
 export class Invariants {
   private readonly finals = new Map<string, string>();
@@ -20,21 +52,17 @@ export class Invariants {
   private readonly statusOf = new Map<string, string>();
 
   async check(w: World, made: Made, end: boolean): Promise<string | null> {
-    const db = w.database.db;
-    const rows = (await db
-      .selectFrom('transactions')
-      .select(['payment_id', 'merchant_id', 'kind', 'status', 'amount', 'reversed_at', 'channel_payment_id', 'refund_of'])
-      .execute()) as (Row & { reversed_at: number | null; channel_payment_id: string | null; refund_of: string | null })[];
-    const broken = await this.ledger(w, rows);
+    const seen = await read(w);
+    const broken = await this.ledger(w, seen);
     if (broken) return broken;
     // Refunds of money that no pay-in kept (of no pay-in) come out of suspense, not out of a merchant's balance.
-    const merchants = rows.filter((r) => r.kind !== 'refund' || r.refund_of);
+    const merchants = seen.rows.filter((r) => r.kind !== 'refund' || r.refund_of);
     return (
-      this.finalsKept(rows) ??
-      (await this.balances(w, merchants)) ??
+      this.finalsKept(seen.rows) ??
+      this.balances(w, seen.wallets, merchants) ??
       this.providerOnce(w) ??
-      (await this.appliedOnce(w, made, rows, end)) ??
-      (await this.callbacks(w, merchants, end))
+      this.appliedOnce(w, made, seen, end) ??
+      this.callbacks(seen.deliveries, merchants, end)
     );
   }
 
@@ -42,16 +70,12 @@ export class Invariants {
    * `ledger verify`, whenever anything it reads may have changed since it last passed: the journals,
    * the wallets, the exceptions or a transaction's status (unchanged, it would say the same).
    */
-  private async ledger(w: World, rows: Row[]): Promise<string | null> {
-    const db = w.database.db;
-    const [last] = await db.selectFrom('ledger_entries').select((e) => e.fn.max('id').as('id')).execute();
-    const wallets = await db.selectFrom('wallets').select(['merchant_id', 'available', 'held']).execute();
-    const exceptions = await db.selectFrom('channel_exceptions').select(['id', 'outstanding', 'resolved_at']).execute();
-    const seen = JSON.stringify([last?.id, wallets, exceptions, rows.map((r) => r.status)]);
-    if (seen === this.verified) return null;
+  private async ledger(w: World, seen: Seen): Promise<string | null> {
+    const fingerprint = JSON.stringify([seen.lastEntry, seen.wallets, seen.exceptions, seen.rows.map((r) => r.status)]);
+    if (fingerprint === this.verified) return null;
     const report = await w.services.wallets.verify();
     if (!report.ok) return `ledger verify: ${report.problems.join('; ')}`;
-    this.verified = seen;
+    this.verified = fingerprint;
     return null;
   }
 
@@ -66,8 +90,7 @@ export class Invariants {
   }
 
   /** No balance negative; available + held is what §13's conservation says, for every merchant. */
-  private async balances(w: World, rows: (Row & { reversed_at: number | null })[]): Promise<string | null> {
-    const wallets = await w.database.db.selectFrom('wallets').selectAll().execute();
+  private balances(w: World, wallets: Seen['wallets'], rows: Row[]): string | null {
     for (const wallet of wallets) {
       if (wallet.available < 0 || wallet.held < 0)
         return `negative balance: ${wallet.merchant_id} available ${wallet.available} held ${wallet.held}`;
@@ -112,22 +135,13 @@ export class Invariants {
    * Each provider payment is applied at most once: one SUCCESS pay-in, or one exception that holds
    * its money. At the end, every payment whose notification Paygate accepted is one of the two.
    */
-  private async appliedOnce(
-    w: World,
-    made: Made,
-    rows: (Row & { channel_payment_id: string | null })[],
-    end: boolean,
-  ): Promise<string | null> {
+  private appliedOnce(w: World, made: Made, seen: Seen, end: boolean): string | null {
     const uses = new Map<string, number>();
-    for (const r of rows)
+    for (const r of seen.rows)
       if (r.kind === 'payin' && r.status === 'SUCCESS' && r.channel_payment_id)
         uses.set(r.channel_payment_id, (uses.get(r.channel_payment_id) ?? 0) + 1);
-    const held = await w.database.db
-      .selectFrom('channel_exceptions')
-      .select(['reference', 'amount'])
-      .where('holds', 'is not', null)
-      .execute();
-    for (const e of held) uses.set(e.reference, (uses.get(e.reference) ?? 0) + 1);
+    for (const e of seen.exceptions)
+      if (e.holds !== null) uses.set(e.reference, (uses.get(e.reference) ?? 0) + 1);
     for (const qr of w.setu.qrs.values())
       for (const p of qr.payments) {
         const n = uses.get(p.id) ?? 0;
@@ -138,8 +152,7 @@ export class Invariants {
   }
 
   /** One callback event per final status (and one per reversal); at the end, every final one has its event. */
-  private async callbacks(w: World, rows: (Row & { reversed_at: number | null })[], end: boolean): Promise<string | null> {
-    const deliveries = await w.database.db.selectFrom('callback_deliveries').select(['id', 'payment_id', 'body']).execute();
+  private callbacks(deliveries: Seen['deliveries'], rows: Row[], end: boolean): string | null {
     const events = new Map<string, number>();
     for (const d of deliveries) {
       let status = this.statusOf.get(d.id);

@@ -26,15 +26,18 @@ export async function postgresStore(): Promise<Store> {
     `select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`,
   );
   const truncate = `truncate ${rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`;
+  let dropped = false;
   const drop = async () => {
+    if (dropped) return;
+    dropped = true;
     await client.end().catch(() => {});
     const c = new pg.Client({ connectionString: PG_ADMIN_URL });
     await c.connect();
     await c.query(`drop database if exists ${name} with (force)`);
     await c.end();
   };
-  process.once('beforeExit', () => void drop());
   return {
+    close: drop,
     async fresh() {
       await client.query(truncate);
       return { url: url.toString(), async drop() {} };
