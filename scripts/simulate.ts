@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- [--runs N] [--seed S] [--db sqlite|postgres] [--replay FILE] [--jobs J] [--length L]`:
+ * `npm run simulate -- [--runs N] [--seed S] [--db sqlite|postgres] [--replay FILE] [--jobs J] [--length L] [--shrink K]`:
  * seeded histories of the real services against simulated providers (`sim/`), the invariants
  * checked after every command. A failing history is shrunk, printed (seed, commands, the broken
  * invariant, the history) and written to `sim-failures/seed-S.json`, which `--replay` runs again
@@ -21,12 +21,23 @@ interface Options {
   replay: string | null;
   jobs: number;
   length: number;
+  /** How many replays shrinking a failure may take. */
+  shrink: number;
   /** In a child: which share of the seeds is this process's. */
   share: { index: number; of: number } | null;
 }
 
 function parse(argv: string[]): Options {
-  const o: Options = { runs: 100, seed: 1, db: 'sqlite', replay: null, jobs: 1, length: 60, share: null };
+  const o: Options = {
+    runs: 100,
+    seed: 1,
+    db: 'sqlite',
+    replay: null,
+    jobs: 1,
+    length: 60,
+    shrink: 300,
+    share: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const [flag, value] = [argv[i], argv[i + 1] ?? ''];
     i++;
@@ -36,6 +47,7 @@ function parse(argv: string[]): Options {
     else if (flag === '--replay') o.replay = value;
     else if (flag === '--jobs') o.jobs = Number(value);
     else if (flag === '--length') o.length = Number(value);
+    else if (flag === '--shrink') o.shrink = Number(value);
     else if (flag === '--share') {
       const [index, of] = value.split('/').map(Number);
       o.share = { index: index!, of: of! };
@@ -77,7 +89,7 @@ async function runSeeds(o: Options): Promise<{ failed: number | null; ran: numbe
 
 async function report(o: Options, seed: number): Promise<void> {
   const s = await store(o);
-  const { plan, outcome } = await shrink({ seed, ...generate(seed, o.length) }, s);
+  const { plan, outcome } = await shrink({ seed, ...generate(seed, o.length) }, s, o.shrink);
   await s.close();
   const file = path.join('sim-failures', `seed-${seed}.json`);
   fs.mkdirSync('sim-failures', { recursive: true });
@@ -96,18 +108,27 @@ async function inChildren(o: Options, argv: string[]): Promise<{ failed: number 
   const script = fileURLToPath(import.meta.url);
   const results = await Promise.all(
     Array.from({ length: o.jobs }, (_, index) => {
-      const child = spawn(process.execPath, [...process.execArgv, script, ...argv, '--share', `${index}/${o.jobs}`], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        [...process.execArgv, script, ...argv, '--share', `${index}/${o.jobs}`],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       return new Promise<{ failed: number | null; ran: number }>((resolve) =>
-        child.on('close', () => resolve(JSON.parse(out.trim().split('\n').pop() || '{"failed":null,"ran":0}'))),
+        child.on('close', () =>
+          resolve(JSON.parse(out.trim().split('\n').pop() || '{"failed":null,"ran":0}')),
+        ),
       );
     }),
   );
   const failures = results.flatMap((r) => (r.failed === null ? [] : [r.failed]));
-  return { failed: failures.length ? Math.min(...failures) : null, ran: results.reduce((s, r) => s + r.ran, 0) };
+  return {
+    failed: failures.length ? Math.min(...failures) : null,
+    ran: results.reduce((s, r) => s + r.ran, 0),
+  };
 }
 
 async function main(): Promise<number> {
@@ -119,9 +140,17 @@ async function main(): Promise<number> {
     return 0;
   }
   const started = performance.now();
-  const { failed, ran } = o.jobs > 1 ? await inChildren(o, argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs')) : await runSeeds(o);
+  const { failed, ran } =
+    o.jobs > 1
+      ? await inChildren(
+          o,
+          argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs'),
+        )
+      : await runSeeds(o);
   const seconds = (performance.now() - started) / 1000;
-  console.log(`${ran} histories on ${o.db} in ${seconds.toFixed(1)} s: ${(ran / seconds).toFixed(1)} histories/s`);
+  console.log(
+    `${ran} histories on ${o.db} in ${seconds.toFixed(1)} s: ${(ran / seconds).toFixed(1)} histories/s`,
+  );
   if (failed === null) {
     console.log('every invariant held');
     return 0;

@@ -16,7 +16,7 @@ import { IN_TRANSIT_MS } from '../src/channels/channel-http.ts';
 import { cashfreeState } from '../src/channels/cashfree/cashfree.channel.ts';
 import type { TransactionKind } from '../src/db/schema.ts';
 import { toRupees } from '../src/money.ts';
-import { Faults, readFailure, sendFailure } from './faults.ts';
+import { readFailure, sendFailure, type Faults } from './faults.ts';
 import { cashfreeSigned, type NoticeQueue } from './notices.ts';
 
 const LAG_MS = 30_000;
@@ -70,7 +70,12 @@ export class SimCashfree {
     if (fault !== 'ok' && fault !== 'acted') throw sendFailure(this.name, 'transfer_create', fault);
     const id = transferIdOf(p.paymentId, p.attempt);
     if (this.transfers.has(id))
-      throw new ChannelFailure('unknown', this.name, 'transfer_id_already_exists', 'cashfree: transfer id exists');
+      throw new ChannelFailure(
+        'unknown',
+        this.name,
+        'transfer_id_already_exists',
+        'cashfree: transfer id exists',
+      );
     const t: Transfer = {
       transfer_id: id,
       cf_transfer_id: String(++this.serial),
@@ -134,7 +139,11 @@ export class SimCashfree {
     }
     if (status === 'FAILED') t.status_code = 'INVALID_ACCOUNT_FAIL';
     const data = { ...t, before: undefined, paise: undefined, paymentId: undefined };
-    const raw = JSON.stringify({ type: `TRANSFER_${status}`, event_time: new Date(this.now()).toISOString(), data });
+    const raw = JSON.stringify({
+      type: `TRANSFER_${status}`,
+      event_time: new Date(this.now()).toISOString(),
+      data,
+    });
     this.notices.push({
       provider: 'cashfree',
       raw,

@@ -46,7 +46,13 @@ function one(rng: Rng): Command {
   const i = rng.int(1000);
   switch (weighted(rng, WEIGHTS)) {
     case 'payin':
-      return { c: 'payin', m: rng.int(2), amount: amount(rng), flow: rng.pick(['onsite', 'offsite', 'p2p']), f };
+      return {
+        c: 'payin',
+        m: rng.int(2),
+        amount: amount(rng),
+        flow: rng.pick(['onsite', 'offsite', 'p2p']),
+        f,
+      };
     case 'pay':
       return { c: 'pay', i, how: rng.pick(['exact', 'exact', 'exact', 'other', 'twice', 'late', 'fail']), f };
     case 'payout':

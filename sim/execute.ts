@@ -30,8 +30,9 @@ export class Made {
 }
 
 function idOf(body: unknown, field: 'payment_id' | 'refund_id'): string {
-  const b = (typeof body === 'string' ? JSON.parse(body) : body) as Record<string, any>;
-  return String(b[field] ?? b.data?.[field] ?? '');
+  const b = (typeof body === 'string' ? JSON.parse(body) : body) as Record<string, unknown>;
+  const data = (b.data ?? {}) as Record<string, unknown>;
+  return String(b[field] ?? data[field] ?? '');
 }
 
 const short = (id: string) => id.slice(0, 6);
@@ -120,7 +121,7 @@ async function run(w: World, made: Made, cmd: Command): Promise<string> {
       w.clock.t += cmd.ms;
       return `clock +${cmd.ms}`;
     case 'crash':
-      return crash(w);
+      return crash(w, cmd.f);
     case 'reconcile': {
       const r = await w.reconcile.run(istDate(w.now()), cmd.channel, 'cli');
       return `reconcile ${cmd.channel} ${r.date}: checked ${r.checked} matched ${r.matched} mismatched ${r.mismatched} unreadable ${r.unreadable}`;
@@ -179,7 +180,8 @@ async function refund(w: World, made: Made, cmd: Extract<Command, { c: 'refund' 
   const p = await choose(w, made.payins, cmd.i, 'SUCCESS');
   if (!p) return 'refund: no pay-in';
   const m = w.merchants[p.merchant]!;
-  const amount = cmd.part === 'full' ? p.amount : cmd.part === 'half' ? Math.max(1, Math.floor(p.amount / 2)) : 1;
+  const amount =
+    cmd.part === 'full' ? p.amount : cmd.part === 'half' ? Math.max(1, Math.floor(p.amount / 2)) : 1;
   const one = async () => {
     const created = await w.services.refunds.create(m.principal, {
       payment_id: p.paymentId,
@@ -222,12 +224,14 @@ async function notice(w: World, made: Made, cmd: Extract<Command, { c: 'notice' 
   }
 }
 
-async function crash(w: World): Promise<string> {
-  // In flight when the process dies: a worker round and a callback round, never awaited.
+async function crash(w: World, f: number): Promise<string> {
+  // In flight when the process dies: a worker round and a callback round, cut off after a number
+  // of turns of the event loop that the command's seed picks (at any await of theirs).
   const generation = w.generation;
   void w.worker.drain().catch(() => {});
   void w.dispatcher.drain().catch(() => {});
-  await Promise.resolve();
+  const turns = f % 40;
+  for (let t = 0; t < turns; t++) await new Promise((resolve) => setImmediate(resolve));
   await w.crash();
-  return `crash (generation ${generation} abandoned)`;
+  return `crash after ${turns} turns (generation ${generation} abandoned)`;
 }

@@ -57,6 +57,7 @@ export function sendFailure(channel: string, op: string, fault: SendFault): Chan
 export function readFailure(channel: string, op: string, fault: ReadFault): ChannelFailure | null {
   if (fault === 'unavailable')
     return new ChannelFailure('unavailable', channel, 'rate_limited', `${channel} ${op}: 429`);
-  if (fault === 'unknown') return new ChannelFailure('unknown', channel, 'timeout', `${channel} ${op}: no answer`, true);
+  if (fault === 'unknown')
+    return new ChannelFailure('unknown', channel, 'timeout', `${channel} ${op}: no answer`, true);
   return null;
 }

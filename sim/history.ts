@@ -71,7 +71,9 @@ async function statuses(w: World): Promise<Map<string, string>> {
     .orderBy('created_at')
     .orderBy('payment_id')
     .execute();
-  return new Map(rows.map((r) => [`${r.kind} ${r.payment_id.slice(0, 6)}`, `${r.status}${r.reversed_at ? '+R' : ''}`]));
+  return new Map(
+    rows.map((r) => [`${r.kind} ${r.payment_id.slice(0, 6)}`, `${r.status}${r.reversed_at ? '+R' : ''}`]),
+  );
 }
 
 function changes(before: Map<string, string>, after: Map<string, string>): string {
@@ -81,13 +83,6 @@ function changes(before: Map<string, string>, after: Map<string, string>): strin
 }
 
 export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
-  const tm = (globalThis as any).__simt as Map<string, number> | undefined;
-  let tp = performance.now();
-  const lap = (k: string) => {
-    const t = performance.now();
-    tm?.set(k, (tm.get(k) ?? 0) + t - tp);
-    tp = t;
-  };
   const idRng = new Rng(plan.seed ^ 0x5eed1d5);
   seedIds(() => idRng.byte());
   const db = await store.fresh();
@@ -97,47 +92,38 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
   const invariants = new Invariants();
   let failure: Outcome['failure'] = null;
   try {
-    lap('fresh');
     w.open();
-    lap('open');
     await w.createMerchants();
-    lap('merchants');
     let before = await statuses(w);
     for (let i = 0; i < plan.commands.length && !failure; i++) {
       const cmd = plan.commands[i]!;
       let line: string;
-      const t0 = performance.now();
       try {
         line = await execute(w, made, cmd);
-        tm?.set(cmd.c, (tm.get(cmd.c) ?? 0) + performance.now() - t0);
       } catch (err) {
+        lines.push(`${i} ${cmd.c}: threw`);
         failure = { at: i, invariant: `unexpected error: ${(err as Error).stack ?? String(err)}` };
         break;
       }
       const after = await statuses(w);
       lines.push(`${i} ${line}${changes(before, after)}`);
       before = after;
-      const t1 = performance.now();
       const broken = await invariants.check(w, made, false);
-      tm?.set('check', (tm.get('check') ?? 0) + performance.now() - t1);
       if (broken) failure = { at: i, invariant: broken };
     }
     if (!failure) {
-      tp = performance.now();
       await quietEnd(w, made);
-      lap('quiet');
       lines.push(`end${changes(before, await statuses(w))}`);
       const broken = await invariants.check(w, made, true);
       if (broken) failure = { at: -1, invariant: broken };
     }
-    lap('endcheck');
   } finally {
     seedIds(null);
     await w.close();
     await db.drop();
-    lap('close');
   }
-  if (failure) lines.push(`BROKEN after ${failure.at < 0 ? 'the end' : `command ${failure.at}`}: ${failure.invariant}`);
+  if (failure)
+    lines.push(`BROKEN after ${failure.at < 0 ? 'the end' : `command ${failure.at}`}: ${failure.invariant}`);
   return { lines, failure };
 }
 

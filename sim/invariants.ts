@@ -27,10 +27,22 @@ async function read(w: World) {
   const [rows, [last], wallets, exceptions, deliveries] = await Promise.all([
     db
       .selectFrom('transactions')
-      .select(['payment_id', 'merchant_id', 'kind', 'status', 'amount', 'reversed_at', 'channel_payment_id', 'refund_of'])
+      .select([
+        'payment_id',
+        'merchant_id',
+        'kind',
+        'status',
+        'amount',
+        'reversed_at',
+        'channel_payment_id',
+        'refund_of',
+      ])
       .orderBy('payment_id')
       .execute() as Promise<Row[]>,
-    db.selectFrom('ledger_entries').select((e) => e.fn.max('id').as('id')).execute(),
+    db
+      .selectFrom('ledger_entries')
+      .select((e) => e.fn.max('id').as('id'))
+      .execute(),
     db.selectFrom('wallets').select(['merchant_id', 'available', 'held']).orderBy('merchant_id').execute(),
     db
       .selectFrom('channel_exceptions')
@@ -71,7 +83,12 @@ export class Invariants {
    * the wallets, the exceptions or a transaction's status (unchanged, it would say the same).
    */
   private async ledger(w: World, seen: Seen): Promise<string | null> {
-    const fingerprint = JSON.stringify([seen.lastEntry, seen.wallets, seen.exceptions, seen.rows.map((r) => r.status)]);
+    const fingerprint = JSON.stringify([
+      seen.lastEntry,
+      seen.wallets,
+      seen.exceptions,
+      seen.rows.map((r) => r.status),
+    ]);
     if (fingerprint === this.verified) return null;
     const report = await w.services.wallets.verify();
     if (!report.ok) return `ledger verify: ${report.problems.join('; ')}`;
@@ -83,7 +100,8 @@ export class Invariants {
   private finalsKept(rows: Row[]): string | null {
     for (const r of rows) {
       const before = this.finals.get(r.payment_id);
-      if (before && before !== r.status) return `final status changed: ${r.kind} ${r.payment_id} ${before} → ${r.status}`;
+      if (before && before !== r.status)
+        return `final status changed: ${r.kind} ${r.payment_id} ${before} → ${r.status}`;
       if (r.status === 'SUCCESS' || r.status === 'FAILED') this.finals.set(r.payment_id, r.status);
     }
     return null;
@@ -146,7 +164,8 @@ export class Invariants {
       for (const p of qr.payments) {
         const n = uses.get(p.id) ?? 0;
         if (n > 1) return `setu payment ${p.id} applied ${n} times`;
-        if (end && n === 0 && made.notified.has(p.id)) return `setu payment ${p.id} notified but not accounted for`;
+        if (end && n === 0 && made.notified.has(p.id))
+          return `setu payment ${p.id} notified but not accounted for`;
       }
     return null;
   }
@@ -167,7 +186,8 @@ export class Invariants {
     if (!end) return null;
     for (const r of rows) {
       if (r.status !== 'SUCCESS' && r.status !== 'FAILED') continue;
-      if (!events.has(`${r.payment_id} ${r.status}`)) return `no callback event for ${r.kind} ${r.payment_id} ${r.status}`;
+      if (!events.has(`${r.payment_id} ${r.status}`))
+        return `no callback event for ${r.kind} ${r.payment_id} ${r.status}`;
       if (r.reversed_at !== null && !events.has(`${r.payment_id} REVERSED`))
         return `no REVERSED callback event for ${r.payment_id}`;
     }

@@ -13,7 +13,8 @@ export class Receivers {
   readonly received: Received[] = [];
 
   async send(_url: string, body: string): Promise<AttemptResult> {
-    if (!this.up) return { delivered: false, httpStatus: 503, errorKind: 'http_status', latencyMs: 1, snippet: '' };
+    if (!this.up)
+      return { delivered: false, httpStatus: 503, errorKind: 'http_status', latencyMs: 1, snippet: '' };
     const parsed = JSON.parse(body) as Record<string, unknown>;
     this.received.push({ paymentId: String(parsed.payment_id), status: String(parsed.status) });
     return { delivered: true, httpStatus: 200, errorKind: null, latencyMs: 1, snippet: 'ok' };

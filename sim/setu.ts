@@ -19,7 +19,7 @@ import { IN_TRANSIT_MS } from '../src/channels/channel-http.ts';
 import { pollDelay, setuPaymentOutcome } from '../src/channels/setu/setu.channel.ts';
 import { setuRefundState } from '../src/channels/setu/setu-refunds.ts';
 import type { TransactionKind } from '../src/db/schema.ts';
-import { Faults, readFailure, sendFailure } from './faults.ts';
+import { readFailure, sendFailure, type Faults } from './faults.ts';
 import { setuSigned, type NoticeQueue } from './notices.ts';
 
 /** How long a change may be missing from a lagging read. */
@@ -239,6 +239,11 @@ export class SimSetu {
     if (status === 'success') refund.crn = String(500000000000 + ++this.serial);
     else refund.reason = { errCode: 'R21', description: 'refund refused' };
     const raw = JSON.stringify({ eventId: `ev${++this.serial}`, eventType: `refund.${status}`, ...refund });
-    this.notices.push({ provider: 'setu', raw, headers: setuSigned(raw, this.secret), label: `setu refund.${status} ${refund.id}` });
+    this.notices.push({
+      provider: 'setu',
+      raw,
+      headers: setuSigned(raw, this.secret),
+      label: `setu refund.${status} ${refund.id}`,
+    });
   }
 }

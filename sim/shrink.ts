@@ -10,7 +10,11 @@ function kind(o: Outcome): string | null {
   return o.failure ? o.failure.invariant.split(':')[0]! : null;
 }
 
-export async function shrink(plan: Plan, store: Store, budget = 300): Promise<{ plan: Plan; outcome: Outcome }> {
+export async function shrink(
+  plan: Plan,
+  store: Store,
+  budget = 300,
+): Promise<{ plan: Plan; outcome: Outcome }> {
   let best = plan;
   let outcome = await runHistory(plan, store);
   const want = kind(outcome);
@@ -18,8 +22,12 @@ export async function shrink(plan: Plan, store: Store, budget = 300): Promise<{ 
   // Nothing after the failing command matters.
   if (outcome.failure!.at >= 0) best = { ...best, commands: best.commands.slice(0, outcome.failure!.at + 1) };
   let tries = 0;
-  for (let size = Math.ceil(best.commands.length / 2); size >= 1 && tries < budget; size = Math.floor(size / 2)) {
-    for (let start = 0; start < best.commands.length && tries < budget; ) {
+  for (
+    let size = Math.ceil(best.commands.length / 2);
+    size >= 1 && tries < budget;
+    size = Math.floor(size / 2)
+  ) {
+    for (let start = 0; start < best.commands.length && tries < budget;) {
       const commands: Command[] = [...best.commands.slice(0, start), ...best.commands.slice(start + size)];
       const candidate = { ...best, commands };
       tries++;

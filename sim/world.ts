@@ -17,7 +17,7 @@ import { CallbackDispatcher } from '../src/worker/callback.dispatcher.ts';
 import { TransactionWorker } from '../src/worker/transaction.worker.ts';
 import { workerLeaseMs } from '../src/worker/worker-support.ts';
 import { SimCashfree } from './cashfree.ts';
-import { Faults } from './faults.ts';
+import type { Faults } from './faults.ts';
 import { NoticeQueue } from './notices.ts';
 import { Receivers } from './receivers.ts';
 import { SimSetu } from './setu.ts';
