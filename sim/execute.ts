@@ -35,7 +35,8 @@ function idOf(body: unknown, field: 'payment_id' | 'refund_id'): string {
   return String(b[field] ?? data[field] ?? '');
 }
 
-const short = (id: string) => id.slice(0, 6);
+/** The end of an id: a refund_id begins with its pay-in's payment_id, so its end tells refunds apart. */
+export const short = (id: string) => id.slice(-6);
 
 /**
  * The `i`-th of `txns` (modulo), most often among those whose status is `status`: customers pay

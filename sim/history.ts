@@ -10,7 +10,7 @@ import path from 'node:path';
 import { migrate, openDatabase } from '../src/db/database.ts';
 import { seedIds } from '../src/ids.ts';
 import type { Command } from './commands.ts';
-import { execute, Made } from './execute.ts';
+import { execute, Made, short } from './execute.ts';
 import { Faults } from './faults.ts';
 import { Invariants } from './invariants.ts';
 import { Rng } from './rng.ts';
@@ -72,7 +72,7 @@ async function statuses(w: World): Promise<Map<string, string>> {
     .orderBy('payment_id')
     .execute();
   return new Map(
-    rows.map((r) => [`${r.kind} ${r.payment_id.slice(0, 6)}`, `${r.status}${r.reversed_at ? '+R' : ''}`]),
+    rows.map((r) => [`${r.kind} ${short(r.payment_id)}`, `${r.status}${r.reversed_at ? '+R' : ''}`]),
   );
 }
 

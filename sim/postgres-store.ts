@@ -1,6 +1,6 @@
 /**
  * PostgreSQL for the simulator: one database per process, migrated once, emptied before each
- * history (every table truncated), dropped at exit.
+ * history (every table's rows deleted), dropped when the store closes.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -25,7 +25,13 @@ export async function postgresStore(): Promise<Store> {
   const { rows } = await client.query<{ tablename: string }>(
     `select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`,
   );
-  const truncate = `truncate ${rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`;
+  // One round trip, and no file work as TRUNCATE does for each table: the rows are few.
+  const empty = [
+    'begin',
+    'set local session_replication_role = replica',
+    ...rows.map((r) => `delete from "${r.tablename}"`),
+    'commit',
+  ].join('; ');
   let dropped = false;
   const drop = async () => {
     if (dropped) return;
@@ -39,7 +45,7 @@ export async function postgresStore(): Promise<Store> {
   return {
     close: drop,
     async fresh() {
-      await client.query(truncate);
+      await client.query(empty);
       return { url: url.toString(), async drop() {} };
     },
   };
