@@ -10,7 +10,7 @@ import path from 'node:path';
 import { migrate, openDatabase } from '../src/db/database.ts';
 import { seedIds } from '../src/ids.ts';
 import type { Command } from './commands.ts';
-import { execute, Made, short } from './execute.ts';
+import { execute, Made } from './execute.ts';
 import { Faults } from './faults.ts';
 import { Invariants } from './invariants.ts';
 import { Rng } from './rng.ts';
@@ -63,19 +63,6 @@ export async function sqliteStore(): Promise<Store> {
   };
 }
 
-/** The transactions' statuses, as the history prints their changes. */
-async function statuses(w: World): Promise<Map<string, string>> {
-  const rows = await w.database.db
-    .selectFrom('transactions')
-    .select(['payment_id', 'kind', 'status', 'reversed_at'])
-    .orderBy('created_at')
-    .orderBy('payment_id')
-    .execute();
-  return new Map(
-    rows.map((r) => [`${r.kind} ${short(r.payment_id)}`, `${r.status}${r.reversed_at ? '+R' : ''}`]),
-  );
-}
-
 function changes(before: Map<string, string>, after: Map<string, string>): string {
   const out: string[] = [];
   for (const [k, v] of after) if (before.get(k) !== v) out.push(`${k} ${before.get(k) ?? '-'}→${v}`);
@@ -94,7 +81,7 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
   try {
     w.open();
     await w.createMerchants();
-    let before = await statuses(w);
+    let before = new Map<string, string>();
     for (let i = 0; i < plan.commands.length && !failure; i++) {
       const cmd = plan.commands[i]!;
       let line: string;
@@ -105,16 +92,15 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
         failure = { at: i, invariant: `unexpected error: ${(err as Error).stack ?? String(err)}` };
         break;
       }
-      const after = await statuses(w);
-      lines.push(`${i} ${line}${changes(before, after)}`);
-      before = after;
       const broken = await invariants.check(w, made, false);
+      lines.push(`${i} ${line}${changes(before, invariants.statuses)}`);
+      before = invariants.statuses;
       if (broken) failure = { at: i, invariant: broken };
     }
     if (!failure) {
       await quietEnd(w, made);
-      lines.push(`end${changes(before, await statuses(w))}`);
       const broken = await invariants.check(w, made, true);
+      lines.push(`end${changes(before, invariants.statuses)}`);
       if (broken) failure = { at: -1, invariant: broken };
     }
   } finally {

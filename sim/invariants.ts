@@ -7,7 +7,7 @@
  * Each answers the broken invariant's words, or null.
  */
 import { feeFor } from '../src/money.ts';
-import type { Made } from './execute.ts';
+import { short, type Made } from './execute.ts';
 import type { World } from './world.ts';
 
 type Row = {
@@ -37,6 +37,7 @@ async function read(w: World) {
         'channel_payment_id',
         'refund_of',
       ])
+      .orderBy('created_at')
       .orderBy('payment_id')
       .execute() as Promise<Row[]>,
     db
@@ -63,8 +64,14 @@ export class Invariants {
   /** The status each callback delivery's body carries, by delivery id. */
   private readonly statusOf = new Map<string, string>();
 
+  /** The transactions' statuses as the last check read them, as the history prints their changes. */
+  statuses = new Map<string, string>();
+
   async check(w: World, made: Made, end: boolean): Promise<string | null> {
     const seen = await read(w);
+    this.statuses = new Map(
+      seen.rows.map((r) => [`${r.kind} ${short(r.payment_id)}`, `${r.status}${r.reversed_at ? '+R' : ''}`]),
+    );
     const broken = await this.ledger(w, seen);
     if (broken) return broken;
     // Refunds of money that no pay-in kept (of no pay-in) come out of suspense, not out of a merchant's balance.
@@ -80,14 +87,16 @@ export class Invariants {
 
   /**
    * `ledger verify`, whenever anything it reads may have changed since it last passed: the journals,
-   * the wallets, the exceptions or a transaction's status (unchanged, it would say the same).
+   * the wallets, the exceptions, which transactions are final or reversed (unchanged, it would say the same).
    */
   private async ledger(w: World, seen: Seen): Promise<string | null> {
     const fingerprint = JSON.stringify([
       seen.lastEntry,
       seen.wallets,
       seen.exceptions,
-      seen.rows.map((r) => r.status),
+      seen.rows.map(
+        (r) => (r.status === 'SUCCESS' || r.status === 'FAILED' ? r.status : '') + (r.reversed_at ?? ''),
+      ),
     ]);
     if (fingerprint === this.verified) return null;
     const report = await w.services.wallets.verify();
