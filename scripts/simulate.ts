@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generate } from '../sim/commands.ts';
-import { runHistory, sqliteStore, type Plan, type Store } from '../sim/history.ts';
+import { runHistory, type Plan } from '../sim/history.ts';
+import { sqliteStore, type Store } from '../sim/sqlite-store.ts';
 import { postgresStore } from '../sim/postgres-store.ts';
 import { shrink } from '../sim/shrink.ts';
 

@@ -4,16 +4,13 @@
  * notification delivered, the clock moved on hours with worker and callback rounds) and the
  * invariants checked once more, the end's among them. Answers the history, line by line.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { migrate, openDatabase } from '../src/db/database.ts';
 import { seedIds } from '../src/ids.ts';
 import type { Command } from './commands.ts';
 import { execute, Made } from './execute.ts';
 import { Faults } from './faults.ts';
 import { Invariants } from './invariants.ts';
 import { Rng } from './rng.ts';
+import type { Store } from './sqlite-store.ts';
 import { simConfig, World } from './world.ts';
 
 export interface Plan {
@@ -30,39 +27,6 @@ export interface Outcome {
   failure: { at: number; invariant: string } | null;
 }
 
-/** Where a database for one history comes from: a fresh one, and how it is removed. */
-export interface Store {
-  fresh(): Promise<{ url: string; drop(): Promise<void> }>;
-  /** Removes what the store made. */
-  close(): Promise<void>;
-}
-
-/** SQLite: a template migrated once, copied for each history (on tmpfs when there is one). */
-export async function sqliteStore(): Promise<Store> {
-  const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
-  const dir = fs.mkdtempSync(path.join(base, 'paygate-sim-'));
-  const template = path.join(dir, 'template.db');
-  const database = openDatabase(`sqlite:${template}`);
-  await migrate(database);
-  await database.close();
-  const close = async () => fs.rmSync(dir, { recursive: true, force: true });
-  process.once('exit', () => void close());
-  let n = 0;
-  return {
-    close,
-    async fresh() {
-      const file = path.join(dir, `h${++n}.db`);
-      fs.copyFileSync(template, file);
-      return {
-        url: `sqlite:${file}`,
-        async drop() {
-          for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
-        },
-      };
-    },
-  };
-}
-
 function changes(before: Map<string, string>, after: Map<string, string>): string {
   const out: string[] = [];
   for (const [k, v] of after) if (before.get(k) !== v) out.push(`${k} ${before.get(k) ?? '-'}→${v}`);
@@ -72,8 +36,8 @@ function changes(before: Map<string, string>, after: Map<string, string>): strin
 export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
   const idRng = new Rng(plan.seed ^ 0x5eed1d5);
   seedIds(() => idRng.byte());
-  const db = await store.fresh();
-  const w = new World(simConfig(db.url, plan.autoRefund), new Faults(plan.faultRate));
+  const database = await store.fresh();
+  const w = new World(simConfig(store.url, plan.autoRefund), new Faults(plan.faultRate), database, store);
   const lines: string[] = [`seed ${plan.seed} faults ${plan.faultRate} auto-refund ${plan.autoRefund}`];
   const made = new Made();
   const invariants = new Invariants();
@@ -105,8 +69,6 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
     }
   } finally {
     seedIds(null);
-    await w.close();
-    await db.drop();
   }
   if (failure)
     lines.push(`BROKEN after ${failure.at < 0 ? 'the end' : `command ${failure.at}`}: ${failure.invariant}`);

@@ -1,11 +1,12 @@
 /**
- * PostgreSQL for the simulator: one database per process, migrated once, emptied before each
- * history (every table's rows deleted), dropped when the store closes.
+ * PostgreSQL for the simulator: one database per process, migrated once; before each history every
+ * table's rows are deleted in one round trip, on the same pool, which serves every history. A crash
+ * closes the pool; the crash opens another. The database is dropped when the store closes.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate, openDatabase } from '../src/db/database.ts';
-import type { Store } from './history.ts';
+import type { Store } from './sqlite-store.ts';
 
 export const PG_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
@@ -15,38 +16,43 @@ export async function postgresStore(): Promise<Store> {
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  const database = openDatabase(url.toString());
-  await migrate(database);
-  await database.close();
-  const client = new pg.Client({ connectionString: url.toString() });
+  const at = new URL(PG_ADMIN_URL);
+  at.pathname = `/${name}`;
+  const url = at.toString();
+  let current = openDatabase(url);
+  await migrate(current);
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   const { rows } = await client.query<{ tablename: string }>(
     `select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`,
   );
-  // One round trip, and no file work as TRUNCATE does for each table: the rows are few.
+  // One round trip, without the file work TRUNCATE does for each table: the rows are few.
   const empty = [
     'begin',
     'set local session_replication_role = replica',
     ...rows.map((r) => `delete from "${r.tablename}"`),
     'commit',
   ].join('; ');
-  let dropped = false;
-  const drop = async () => {
-    if (dropped) return;
-    dropped = true;
-    await client.end().catch(() => {});
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  };
+  let closed = false;
   return {
-    close: drop,
+    url,
+    reopen() {
+      current = openDatabase(url);
+      return current;
+    },
     async fresh() {
       await client.query(empty);
-      return { url: url.toString(), async drop() {} };
+      return current;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await current.close().catch(() => {});
+      await client.end().catch(() => {});
+      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
     },
   };
 }

@@ -4,7 +4,8 @@
  * candidate replayed from the same seed. Bounded by `budget` replays.
  */
 import type { Command } from './commands.ts';
-import { runHistory, type Outcome, type Plan, type Store } from './history.ts';
+import { runHistory, type Outcome, type Plan } from './history.ts';
+import type { Store } from './sqlite-store.ts';
 
 function kind(o: Outcome): string | null {
   return o.failure ? o.failure.invariant.split(':')[0]! : null;

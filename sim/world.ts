@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import type { CashfreeChannel } from '../src/channels/cashfree/cashfree.channel.ts';
 import type { SetuChannel } from '../src/channels/setu/setu.channel.ts';
 import { loadConfig, type Config } from '../src/config.ts';
-import { openDatabase, type Database } from '../src/db/database.ts';
+import type { Database } from '../src/db/database.ts';
 import type { Principal } from '../src/merchants/merchants.service.ts';
 import { ReconcileService } from '../src/reconcile/reconcile.service.ts';
 import { buildServices, type Services } from '../src/services.ts';
@@ -21,6 +21,7 @@ import type { Faults } from './faults.ts';
 import { NoticeQueue } from './notices.ts';
 import { Receivers } from './receivers.ts';
 import { SimSetu } from './setu.ts';
+import type { Store } from './sqlite-store.ts';
 
 export const SETU_SECRET = 'sim-setu-webhook-secret';
 export const CASHFREE_SECRET = 'sim-cashfree-webhook-secret';
@@ -80,7 +81,6 @@ export class World {
   /** What operators credited to and debited from each merchant out of exceptions. */
   readonly credited = new Map<string, number>();
   readonly debited = new Map<string, number>();
-  database!: Database;
   services!: Services;
   worker!: TransactionWorker;
   dispatcher!: CallbackDispatcher;
@@ -91,16 +91,17 @@ export class World {
   constructor(
     readonly config: Config,
     readonly faults: Faults,
+    public database: Database,
+    private readonly store: Store,
   ) {
     this.setu = new SimSetu(faults, this.notices, SETU_SECRET, this.now, config.channelPollMs);
     this.cashfree = new SimCashfree(faults, this.notices, CASHFREE_SECRET, this.now, config.channelPollMs);
   }
 
-  /** Opens the database and builds the services over it (again after a crash). */
+  /** Builds the services over the database (again after a crash). */
   open(): void {
     this.generation++;
     const { config, now } = this;
-    this.database = openDatabase(config.databaseUrl);
     const live = {
       setu: this.setu as unknown as SetuChannel,
       cashfree: this.cashfree as unknown as CashfreeChannel,
@@ -156,12 +157,9 @@ export class World {
   async crash(): Promise<void> {
     const old = this.database;
     await old.close().catch(() => {});
+    this.database = this.store.reopen();
     this.open();
     // Leases of the abandoned process run out before another process takes its rows up.
     this.clock.t += workerLeaseMs(this.config.channelTimeoutMs) + 60_000;
-  }
-
-  async close(): Promise<void> {
-    await this.database.close().catch(() => {});
   }
 }

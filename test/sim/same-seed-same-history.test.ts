@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { generate } from '../../sim/commands.ts';
-import { runHistory, sqliteStore } from '../../sim/history.ts';
+import { runHistory } from '../../sim/history.ts';
+import { sqliteStore } from '../../sim/sqlite-store.ts';
 
 const SEEDS = [1, 2, 3, 4, 5, 6];
 

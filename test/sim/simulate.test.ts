@@ -12,7 +12,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { generate } from '../../sim/commands.ts';
-import { runHistory, sqliteStore, type Store } from '../../sim/history.ts';
+import { runHistory } from '../../sim/history.ts';
+import { sqliteStore, type Store } from '../../sim/sqlite-store.ts';
 import { postgresStore } from '../../sim/postgres-store.ts';
 import { postgresSkip } from '../support/databases.ts';
 
