@@ -20,7 +20,7 @@ import ts from 'typescript';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The trees whose files are read; `src/` is opened one folder deeper. */
-const TREES = ['src', 'bench', 'scripts', 'bin', 'client/src'];
+const TREES = ['src', 'sim', 'bench', 'scripts', 'bin', 'client/src'];
 const SOURCE = /\.(ts|js|mjs)$/;
 
 export interface Import {

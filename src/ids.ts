@@ -1,4 +1,7 @@
-/** Random identifiers and secrets. All come from the operating system's CSPRNG. */
+/**
+ * Random identifiers and secrets. All come from the operating system's CSPRNG, unless a simulation
+ * has set a seeded source of its own (`seedIds`), so that one seed gives one history.
+ */
 import { hash, randomFillSync, randomInt } from 'node:crypto';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -11,7 +14,19 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const pool = Buffer.alloc(4096);
 let poolUsed = pool.length;
 
+/** A seeded byte source that replaces the CSPRNG for ids (the simulator's); null in service. */
+let seeded: (() => number) | null = null;
+
+/**
+ * Makes ids come from `next` (a byte 0–255 per call) instead of the CSPRNG, or, with null, from
+ * the CSPRNG again. Only the simulator calls it: its histories must repeat from their seed.
+ */
+export function seedIds(next: (() => number) | null): void {
+  seeded = next;
+}
+
 function randomByte(): number {
+  if (seeded) return seeded();
   if (poolUsed === pool.length) {
     randomFillSync(pool);
     poolUsed = 0;
@@ -57,6 +72,10 @@ export function newRefundId(payinId: string): string {
 
 /** 12 decimal digits, the shape of a bank UTR. */
 export function newUtr(): string {
+  if (seeded) {
+    const next = seeded;
+    return String(1 + (next() % 9)) + Array.from({ length: 11 }, () => next() % 10).join('');
+  }
   return (
     String(randomInt(1, 10)) +
     String(randomInt(0, 100_000)).padStart(5, '0') +

@@ -58,6 +58,8 @@ export interface Services {
   exceptions: ExceptionService;
 }
 
+export type LiveChannels = ReturnType<typeof liveChannels>;
+
 /** The live channels whose settings are set. */
 export function liveChannels(
   config: Config,
@@ -74,15 +76,17 @@ export function liveChannels(
   };
 }
 
-export function buildServices(config: Config, database: Database, now: () => number = Date.now): Services {
+/** The live channels, when given, are used instead of those the settings make (the simulator's providers). */
+export function buildServices(
+  config: Config,
+  database: Database,
+  now = Date.now,
+  live?: LiveChannels,
+): Services {
   const { db } = database;
   const sandboxChannel = new SandboxChannel(config.sandboxPayoutSettleMs, now);
-  const { setu, cashfree } = liveChannels(config, now, channelTurns(database));
-  const byName = new Map<string, Channel>(
-    [sandboxChannel, setu, cashfree]
-      .filter((c): c is NonNullable<typeof c> => c !== null)
-      .map((c) => [c.name, c]),
-  );
+  const { setu, cashfree } = live ?? liveChannels(config, now, channelTurns(database));
+  const byName = channelsByName([sandboxChannel, setu, cashfree]);
   const channelFor = channelChoice(sandboxChannel, {
     payin: setu,
     payout: cashfree,
@@ -152,4 +156,9 @@ export function buildServices(config: Config, database: Database, now: () => num
       disputes,
     ),
   };
+}
+
+/** The configured channels by name. */
+function channelsByName(channels: (Channel | null)[]): Map<string, Channel> {
+  return new Map(channels.flatMap((c) => (c === null ? [] : [[c.name, c] as const])));
 }

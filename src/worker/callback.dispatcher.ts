@@ -58,6 +58,8 @@ export interface DispatcherOptions {
   registry: Registry;
   logger: DispatcherLogger;
   now?: () => number;
+  /** Where callbacks are sent instead of over HTTP (the simulator's receivers). */
+  sender?: Pick<CallbackSender, 'send'>;
 }
 
 /** Time, beyond the callback timeout, for recording an attempt before its lease runs out. */
@@ -78,7 +80,7 @@ export class CallbackDispatcher {
   /** Attempts that finish while others are being recorded are recorded together, in one transaction. */
   private readonly recorder: BatchQueue<AttemptRecord, boolean>;
   private readonly loop: ClaimLoop<Claimed>;
-  private sender: CallbackSender | null = null;
+  private sender: Pick<CallbackSender, 'send'> | null = null;
 
   constructor(
     private readonly database: Database,
@@ -97,6 +99,7 @@ export class CallbackDispatcher {
       };
     });
     this.loop = new ClaimLoop(database, this.work());
+    this.sender = options.sender ?? null;
   }
 
   get running(): boolean {
@@ -105,7 +108,7 @@ export class CallbackDispatcher {
 
   start(): void {
     if (this.loop.running) return;
-    this.sender = new CallbackSender({
+    this.sender ??= new CallbackSender({
       timeoutMs: this.config.callbackTimeoutMs,
       allowPrivate: this.config.allowPrivateCallbackUrls,
       userAgent: `paygate-callback/${VERSION}`,
@@ -121,8 +124,15 @@ export class CallbackDispatcher {
   async stop(): Promise<void> {
     if (!this.loop.running) return;
     await this.loop.stop();
-    await this.sender?.close();
-    this.sender = null;
+    if (this.sender instanceof CallbackSender) {
+      await this.sender.close();
+      this.sender = null;
+    }
+  }
+
+  /** Delivers what is due now, once, and waits for the sends: for a caller on its own clock (the simulator). */
+  drain(): Promise<number> {
+    return this.loop.drain();
   }
 
   /**

@@ -1,0 +1,60 @@
+/**
+ * The simulator's budget in `npm test`: a fixed set of seeded histories of the real services against
+ * the simulated providers, every invariant holding after every command, on SQLite and (when it
+ * answers) PostgreSQL; and a history written to a file replays exactly through `npm run simulate -- --replay`.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { generate } from '../../sim/commands.ts';
+import { runHistory } from '../../sim/history.ts';
+import { sqliteStore, type Store } from '../../sim/sqlite-store.ts';
+import { postgresStore } from '../../sim/postgres-store.ts';
+import { postgresSkip } from '../support/databases.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+async function budget(store: Store, first: number, runs: number): Promise<void> {
+  try {
+    for (let seed = first; seed < first + runs; seed++) {
+      const outcome = await runHistory({ seed, ...generate(seed, 60) }, store);
+      assert.equal(outcome.failure, null, `seed ${seed}:\n${outcome.lines.join('\n')}`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+const pgSkip = await postgresSkip();
+
+describe('the simulator', () => {
+  it('keeps every invariant over 20 seeded histories on SQLite', async () => {
+    await budget(await sqliteStore(), 1, 20);
+  });
+
+  it('keeps every invariant over 5 seeded histories on PostgreSQL', { skip: pgSkip }, async () => {
+    await budget(await postgresStore(), 1, 5);
+  });
+
+  it('replays a history from its file exactly', async () => {
+    const plan = { seed: 17, ...generate(17, 40) };
+    const store = await sqliteStore();
+    const expected = (await runHistory(plan, store)).lines.join('\n');
+    await store.close();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-replay-'));
+    const file = path.join(dir, 'plan.json');
+    fs.writeFileSync(file, JSON.stringify(plan));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'scripts/simulate.ts'), '--replay', file],
+      { cwd: ROOT },
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
+    assert.equal(stdout.trim(), expected);
+  });
+});
