@@ -13,22 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { generate } from '../../sim/commands.ts';
 import { runHistory } from '../../sim/history.ts';
-import { sqliteStore, type Store } from '../../sim/sqlite-store.ts';
+import { sqliteStore } from '../../sim/sqlite-store.ts';
 import { postgresStore } from '../../sim/postgres-store.ts';
 import { postgresSkip } from '../support/databases.ts';
+import { simulateBudget as budget } from '../support/simulation.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-async function budget(store: Store, first: number, runs: number): Promise<void> {
-  try {
-    for (let seed = first; seed < first + runs; seed++) {
-      const outcome = await runHistory({ seed, ...generate(seed, 60) }, store);
-      assert.equal(outcome.failure, null, `seed ${seed}:\n${outcome.lines.join('\n')}`);
-    }
-  } finally {
-    await store.close();
-  }
-}
 
 const pgSkip = await postgresSkip();
 
