@@ -43,6 +43,8 @@ interface Prism {
   /** The proxy as seen from now on: the violations and output Prism writes after this call. */
   view(stop: () => Promise<void>): SpecProxy;
   stop(): Promise<void>;
+  /** Lets the test process end while Prism runs, and ends Prism when it does. */
+  unref(): void;
 }
 
 async function launchPrism(spec: string, upstream: string): Promise<Prism> {
@@ -81,6 +83,12 @@ async function launchPrism(spec: string, upstream: string): Promise<Prism> {
       child.kill('SIGTERM');
       await exited;
     },
+    unref() {
+      child.unref();
+      (child.stdout as unknown as { unref(): void }).unref();
+      (child.stderr as unknown as { unref(): void }).unref();
+      process.once('exit', () => child.kill('SIGTERM'));
+    },
   };
 }
 
@@ -93,6 +101,8 @@ async function launchPrism(spec: string, upstream: string): Promise<Prism> {
  * leaves Prism to the file).
  */
 export function useSpecProxy(spec: string): { route(upstream: string): Promise<SpecProxy> } {
+  // The hook below stops Prism; Prism and its relay are unreferenced besides, so that a file whose
+  // root hook does not run (seen with node 20 after a failed test) still ends, and ends Prism.
   let shared: Promise<{ prism: Prism; relay: TcpProxy }> | null = null;
   after(async () => {
     if (!shared) return;
@@ -105,7 +115,10 @@ export function useSpecProxy(spec: string): { route(upstream: string): Promise<S
       const to = new URL(upstream);
       shared ??= (async () => {
         const relay = await startTcpProxy(to.hostname, Number(to.port));
-        return { prism: await launchPrism(spec, `http://127.0.0.1:${relay.port}`), relay };
+        relay.unref();
+        const prism = await launchPrism(spec, `http://127.0.0.1:${relay.port}`);
+        prism.unref();
+        return { prism, relay };
       })();
       const { prism, relay } = await shared;
       relay.retarget(to.hostname, Number(to.port));

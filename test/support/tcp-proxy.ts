@@ -16,6 +16,8 @@ export interface TcpProxy {
   forward(): Promise<void>;
   /** Sends new connections to `port` on `host` and drops the current ones. */
   retarget(host: string, port: number): void;
+  /** Lets the process end while the proxy listens. */
+  unref(): void;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number, port
       mode = 'forward';
       dropAll();
       if (!server.listening) await listen(bound);
+    },
+    unref() {
+      server.unref();
     },
     retarget(host, port) {
       target = { host, port };
