@@ -34,5 +34,8 @@ const together = runTestsOnce(files, ['--test-concurrency=3', '--test-timeout=18
   compiled: true,
 });
 const alone = all.filter((f) => ALONE.includes(f));
-const apart = alone.length ? runTestsOnce(alone, ['--test-timeout=1800000'], { compiled: true }) : 0;
+// Files named on the command line (`npm run soak -- FILE`) ran above, and only they: not again here.
+const named = process.argv.slice(2).some((a) => a.endsWith('.test.ts'));
+const apart =
+  alone.length && !named ? runTestsOnce(alone, ['--test-timeout=1800000'], { compiled: true }) : 0;
 process.exit(together || apart);

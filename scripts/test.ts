@@ -10,28 +10,35 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { longestFirst, root, runTests, testFiles } from './run-tests.ts';
 
-/** The longest files, longest first (by their time in a whole run on 2 cores). */
+/**
+ * The longest files, longest first (by their time in a whole run), one Chromium file among the
+ * first four: those late in the alphabet would otherwise start last and run on alone.
+ */
 const FIRST = [
   'test/dashboard/console-browser.test.ts',
-  'test/reconcile/after-final.test.ts',
-  'test/live/payins-production-rules.test.ts',
-  'test/live/payouts-sent-once.test.ts',
-  'test/live/channel-silence.test.ts',
-  'test/live/paygate-own-account.test.ts',
-  'test/channels/exchanges-match-provider-documents.test.ts',
-  'test/live/intake-cannot-be-starved.test.ts',
-  'test/live/notifications-stored-as-they-can-be.test.ts',
-  'test/live/refunds-through-setu.test.ts',
   'test/cli/channels-check.test.ts',
-  'test/disputes/disputes-through-setu.test.ts',
-  'test/dashboard/phone-layout-browser.test.ts',
-  'test/dashboard/sign-in-isolation-and-lists.test.ts',
-  'test/cli/channels-rehearse.test.ts',
-  'test/cli/commands.test.ts',
   'test/reconcile/differences.test.ts',
-  'test/live/live-merchant-end-to-end.test.ts',
+  'test/reconcile/after-final.test.ts',
+  'test/dashboard/phone-layout-browser.test.ts',
+  'test/dashboard/refund-needs-confirmation-browser.test.ts',
+  'test/dashboard/sign-in-isolation-and-lists.test.ts',
+  'test/dashboard/ops-team-pages-browser.test.ts',
+  'test/cli/commands.test.ts',
   'test/live/setu-and-cashfree-flows.test.ts',
-  'test/dashboard/users.test.ts',
+  'test/live/payouts-sent-once.test.ts',
+  'test/payouts/never-overdraw.test.ts',
+  'test/cli/channels-rehearse.test.ts',
+  'test/live/payins-production-rules.test.ts',
+  'test/cli/refund-commands.test.ts',
+  'client/test/pack.test.ts',
+  'test/live/intake-cannot-be-starved.test.ts',
+  'test/live/live-merchant-end-to-end.test.ts',
+  'test/refunds/across-processes.test.ts',
+  'test/upi/qr-reads-back.test.ts',
+  'test/live/channel-silence.test.ts',
+  'test/payins/create-and-status.test.ts',
+  'test/live/paygate-own-account.test.ts',
+  'test/worker/failed-reads-back-off.test.ts',
 ];
 
 const examples = readdirSync(path.join(root, 'examples'), { withFileTypes: true })

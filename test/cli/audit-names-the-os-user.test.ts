@@ -1,12 +1,15 @@
 /**
  * What the CLI changes is recorded in the activity log with who ran it (CONTRACT §11): `cli:` and
- * the operating-system user, for every command that writes the log, as the console lists it.
+ * the operating-system user, for every command that writes the log, as the console lists it. The
+ * first command runs as `bin/paygate.js` (which names the user); the others through the CLI's
+ * `main` in this process, given that name as the process gives it, without a process start each.
  */
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { describe, it } from 'node:test';
 import { DATABASES } from '../support/databases.ts';
 import { skipFor, useGateway } from '../support/harness.ts';
+import { paygateInProcess } from '../support/cli-in-process.ts';
 import { cliAsync } from '../support/process.ts';
 import { getPage, signedIn } from '../support/console.ts';
 import { listAuditActions } from '../../src/audit/audit.repository.ts';
@@ -22,11 +25,16 @@ for (const kind of DATABASES) {
       const env = { DATABASE_URL: g.testDb.url };
       const m = g.merchant.merchant_id;
       const run = async (...args: string[]) => {
-        const r = await cliAsync([...args, '--json'], env);
+        const r = await paygateInProcess([...args, '--json'], env, os.userInfo().username);
         assert.equal(r.status, 0, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
         return r.json;
       };
-      const ops = await run('user', 'create', '--email', 'ops@example.com', '--operator');
+      const created = await cliAsync(
+        ['user', 'create', '--email', 'ops@example.com', '--operator', '--json'],
+        env,
+      );
+      assert.equal(created.status, 0, created.stdout + created.stderr);
+      const ops = created.json;
       await run('wallet', 'credit', '--merchant', m, '--amount', '10.00');
       await run('merchant', 'rotate-secret', '--merchant', m);
       await run('key', 'rotate', '--merchant', m);

@@ -1,5 +1,6 @@
 /**
- * Console users on both databases (CONTRACT §11): `paygate user list|disable|enable|reset-password`,
+ * Console users on both databases (CONTRACT §11): `paygate user list|disable|enable|reset-password`
+ * (through the CLI's `main` in this process, as `cli/refusals-exit-1-with-a-code` runs it),
  * the operator's Users page, a user's own password change, a disabled merchant's users locked out,
  * and input that PostgreSQL cannot store (NUL) or that is over-long answered 400, never 500.
  */
@@ -20,7 +21,7 @@ import {
 } from '../support/console.ts';
 import { DATABASES } from '../support/databases.ts';
 import { type Gateway, skipFor, startGateway, testAccounts } from '../support/harness.ts';
-import { cliAsync } from '../support/process.ts';
+import { paygateInProcess } from '../support/cli-in-process.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -61,7 +62,7 @@ for (const kind of DATABASES) {
     }
 
     it('paygate user list|disable|enable|reset-password: sessions end, the old password stops, each is audited', async () => {
-      const made = await cliAsync(
+      const made = await paygateInProcess(
         ['user', 'create', '--email', 'Clerk@Example.com', '--merchant', gw.merchant.merchant_id, '--json'],
         env(),
       );
@@ -76,7 +77,7 @@ for (const kind of DATABASES) {
         ),
         JSON.stringify(created),
       );
-      const op = await cliAsync(
+      const op = await paygateInProcess(
         ['user', 'create', '--email', 'op2@example.com', '--operator', '--json'],
         env(),
       );
@@ -90,7 +91,10 @@ for (const kind of DATABASES) {
       const first = await signedIn(gw, 'clerk@example.com', made.json.password);
       const second = await signedIn(gw, 'clerk@example.com', made.json.password);
 
-      const listed = await cliAsync(['user', 'list', '--merchant', gw.merchant.merchant_id, '--json'], env());
+      const listed = await paygateInProcess(
+        ['user', 'list', '--merchant', gw.merchant.merchant_id, '--json'],
+        env(),
+      );
       assert.equal(listed.status, 0, listed.stderr);
       const clerk = listed.json.users.find((u: any) => u.email === 'clerk@example.com');
       assert.deepEqual(
@@ -107,7 +111,10 @@ for (const kind of DATABASES) {
       assert.ok(listed.json.users.every((u: any) => u.merchant_id === gw.merchant.merchant_id));
       assert.ok(!JSON.stringify(listed.json).includes('scrypt'));
 
-      const disabled = await cliAsync(['user', 'disable', '--email', 'clerk@example.com', '--json'], env());
+      const disabled = await paygateInProcess(
+        ['user', 'disable', '--email', 'clerk@example.com', '--json'],
+        env(),
+      );
       assert.equal(disabled.status, 0, disabled.stderr);
       assert.equal(disabled.json.status, 'disabled');
       assert.equal(await alive(first), false);
@@ -117,12 +124,15 @@ for (const kind of DATABASES) {
       assert.match(refused.body, /This account is disabled/);
       assert.equal((await auditOf('user_disable')).length, 1);
 
-      const enabled = await cliAsync(['user', 'enable', '--email', 'clerk@example.com', '--json'], env());
+      const enabled = await paygateInProcess(
+        ['user', 'enable', '--email', 'clerk@example.com', '--json'],
+        env(),
+      );
       assert.equal(enabled.json.status, 'active');
       const third = await signedIn(gw, 'clerk@example.com', made.json.password);
       assert.equal((await auditOf('user_enable')).length, 1);
 
-      const reset = await cliAsync(
+      const reset = await paygateInProcess(
         ['user', 'reset-password', '--email', 'clerk@example.com', '--json'],
         env(),
       );
@@ -138,10 +148,16 @@ for (const kind of DATABASES) {
       assert.equal(audited.length, 1);
       assert.ok(!JSON.stringify(audited).includes(reset.json.password));
 
-      const unknown = await cliAsync(['user', 'disable', '--email', 'nobody@example.com', '--json'], env());
+      const unknown = await paygateInProcess(
+        ['user', 'disable', '--email', 'nobody@example.com', '--json'],
+        env(),
+      );
       assert.equal(unknown.status, 1);
       assert.equal(unknown.json.error.code, 'NOT_FOUND');
-      const bad = await cliAsync(['user', 'reset-password', '--email', 'not-an-address', '--json'], env());
+      const bad = await paygateInProcess(
+        ['user', 'reset-password', '--email', 'not-an-address', '--json'],
+        env(),
+      );
       assert.equal(bad.status, 2);
       assert.equal(bad.json.error.code, 'USAGE_ERROR');
     });

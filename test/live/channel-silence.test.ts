@@ -7,69 +7,21 @@
  * once resolved, the next silence opens a new one.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { FakeCashfree } from '../support/fake-cashfree.ts';
-import { FakeSetu } from '../support/fake-setu.ts';
+import { describe, it } from 'node:test';
+import { signedIn } from '../support/console.ts';
 import { onEachDatabase, testAccounts } from '../support/harness.ts';
-import { until, useLive, type LiveGateway } from '../support/live.ts';
+import { metricValue, until, useLiveBehindDocuments, type LiveGateway } from '../support/live.ts';
 import { payout } from '../support/live-payouts.ts';
 import { cliAsync } from '../support/process.ts';
-import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
 
 const PASSWORD = 'correct horse battery';
 
-/** Signs an operator in to the console over inject, as a browser would; answers its session cookie. */
-async function operatorSession(l: LiveGateway, email: string): Promise<string> {
-  await testAccounts(l.gw.database.db).createUser({
-    email,
-    role: 'operator',
-    merchantId: null,
-    password: PASSWORD,
-  });
-  const form = await l.gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
-  const token = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
-  const res = await l.gw.app.inject({
-    method: 'POST',
-    url: '/dashboard/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
-    payload: new URLSearchParams({ email, password: PASSWORD, csrf: token }).toString(),
-  });
-  assert.equal(res.statusCode, 303, res.body.slice(0, 500));
-  const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
-  return cookies.find((c) => c.startsWith('paygate_session='))!.split(';')[0]!;
-}
-
-const metricValue = (text: string, line: string) => {
-  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
-  return found === undefined ? null : Number(found.slice(line.length + 1));
-};
+const behindDocuments = useLiveBehindDocuments();
 
 await onEachDatabase('a silent channel', (kind) => {
-  let setu: FakeSetu;
-  let cashfree: FakeCashfree;
-  let proxies: SpecProxy[];
-
-  before(async () => {
-    setu = await new FakeSetu().start();
-    cashfree = await new FakeCashfree().start();
-    proxies = await Promise.all([
-      startSpecProxy(SETU_SPEC, setu.url),
-      startSpecProxy(CASHFREE_SPEC, cashfree.url),
-    ]);
-  });
-
-  after(async () => {
-    await Promise.all(proxies.map((p) => p.stop()));
-    await setu?.stop();
-    await cashfree?.stop();
-  });
-
   describe(`NOTIFICATION_SILENCE_S on ${kind}`, () => {
     const env = { NOTIFICATION_SILENCE_S: '1', CHANNEL_TIMEOUT_MS: '5000' };
-    const live = useLive(kind, env, () => ({
-      fakes: { setu, cashfree },
-      proxies: { setu: proxies[0]!.url, cashfree: proxies[1]!.url },
-    }));
+    const live = behindDocuments(kind, env);
     const silent = (l: LiveGateway) =>
       l.gw.database.db
         .selectFrom('channel_exceptions')
@@ -80,6 +32,7 @@ await onEachDatabase('a silent channel', (kind) => {
 
     it('opens exactly one channel_silent while a payout waits and Cashfree sends nothing; metric, console and channels check show it', async () => {
       const l = live();
+      const { cashfree } = l;
       Object.assign(cashfree, { ending: 'never', webhooks: false });
       const id = await payout(l, 21);
       await l.waitStatus('payout', id, 'PROCESSING');
@@ -102,7 +55,10 @@ await onEachDatabase('a silent channel', (kind) => {
       );
       assert.equal(metricValue(metrics, 'paygate_channel_exceptions_open{kind="channel_silent"}'), 1);
 
-      const cookie = await operatorSession(l, `silence-${kind}@example.com`);
+      const email = `silence-${kind}@example.com`;
+      const accounts = testAccounts(l.gw.database.db);
+      await accounts.createUser({ email, role: 'operator', merchantId: null, password: PASSWORD });
+      const { cookie } = await signedIn(l.gw, email, PASSWORD);
       const page = await l.gw.app.inject({
         method: 'GET',
         url: '/dashboard/exceptions',
@@ -120,8 +76,8 @@ await onEachDatabase('a silent channel', (kind) => {
 
       const cliEnv = {
         DATABASE_URL: l.gw.testDb.url,
-        ...setu.env(proxies[0]!.url),
-        ...cashfree.env(proxies[1]!.url),
+        ...l.setu.env(l.proxies.setu!.url),
+        ...cashfree.env(l.proxies.cashfree!.url),
         ...env,
       };
       const json = await cliAsync(['channels', 'check', '--json'], cliEnv);
@@ -151,6 +107,7 @@ await onEachDatabase('a silent channel', (kind) => {
 
     it('opens a new channel_silent for the next silence once the last was resolved', async () => {
       const l = live();
+      const { cashfree } = l;
       const [first] = await silent(l);
       await l.gw.paygate.services.exceptions.resolve(first!.id, {
         action: 'dismiss',

@@ -9,12 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Pool } from 'undici';
-import { FakeCashfree } from '../support/fake-cashfree.ts';
-import { FakeSetu, fakeSetuSignature } from '../support/fake-setu.ts';
+import type { FakeCashfree } from '../support/fake-cashfree.ts';
+import { fakeSetuSignature, type FakeSetu } from '../support/fake-setu.ts';
 import { onEachDatabase } from '../support/harness.ts';
-import { until, useLive, type LiveGateway } from '../support/live.ts';
+import { until, useLiveBehindDocuments, type LiveGateway } from '../support/live.ts';
 import { payout } from '../support/live-payouts.ts';
-import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -47,31 +46,14 @@ async function post(pool: Pool, path: string, raw: string, headers: Record<strin
   return res.statusCode;
 }
 
+const behindDocuments = useLiveBehindDocuments();
+
 await onEachDatabase('intake that cannot be starved', (kind) => {
-  let setu: FakeSetu;
-  let cashfree: FakeCashfree;
-  let proxies: SpecProxy[];
-
-  before(async () => {
-    setu = await new FakeSetu().start();
-    cashfree = await new FakeCashfree().start();
-    proxies = await Promise.all([
-      startSpecProxy(SETU_SPEC, setu.url),
-      startSpecProxy(CASHFREE_SPEC, cashfree.url),
-    ]);
-  });
-
-  after(async () => {
-    await Promise.all(proxies.map((p) => p.stop()));
-    await setu?.stop();
-    await cashfree?.stop();
-  });
-
   describe(`notifications on ${kind}`, () => {
-    const live = useLive(kind, { CHANNEL_TIMEOUT_MS: '5000' }, () => ({
-      fakes: { setu, cashfree },
-      proxies: { setu: proxies[0]!.url, cashfree: proxies[1]!.url },
-    }));
+    const live = behindDocuments(kind, { CHANNEL_TIMEOUT_MS: '5000' });
+    let setu: FakeSetu;
+    let cashfree: FakeCashfree;
+    before(() => ({ setu, cashfree } = live()));
     let pool: Pool;
     before(() => {
       pool = new Pool(live().gw.baseUrl, { connections: 8 });

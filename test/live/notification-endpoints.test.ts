@@ -9,29 +9,10 @@ import { describe, it } from 'node:test';
 import { DATABASES } from '../support/databases.ts';
 import { fakeSetuSignature } from '../support/fake-setu.ts';
 import { skipFor, testAccounts } from '../support/harness.ts';
-import { useLive, type LiveGateway } from '../support/live.ts';
+import { signedIn } from '../support/console.ts';
+import { metricValue, useLive } from '../support/live.ts';
 
 const PASSWORD = 'correct horse battery';
-
-/** Signs an operator in to the console over inject, as a browser would; answers its session cookie. */
-async function operatorSession(l: LiveGateway, email: string): Promise<string> {
-  const form = await l.gw.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
-  const token = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
-  const res = await l.gw.app.inject({
-    method: 'POST',
-    url: '/dashboard/sign-in',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `paygate_signin=${token}` },
-    payload: new URLSearchParams({ email, password: PASSWORD, csrf: token }).toString(),
-  });
-  assert.equal(res.statusCode, 303, res.body.slice(0, 500));
-  const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
-  return cookies.find((c) => c.startsWith('paygate_session='))!.split(';')[0]!;
-}
-
-const metricValue = (text: string, line: string) => {
-  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
-  return found === undefined ? null : Number(found.slice(line.length + 1));
-};
 
 for (const kind of DATABASES) {
   describe(`the notification endpoints on ${kind}`, { skip: await skipFor(kind) }, () => {
@@ -89,7 +70,7 @@ for (const kind of DATABASES) {
       const payment = await l.setu.pay(created.body.payment_id, { notify: false, keepActive: true });
       const raw = JSON.stringify({ ...l.setu.event('payment.success', qr, payment), amount: '120.00' });
       assert.equal(await l.setu.send(raw), 200);
-      const cookie = await operatorSession(l, email);
+      const { cookie } = await signedIn(l.gw, email, PASSWORD);
       const page = await l.gw.app.inject({
         method: 'GET',
         url: '/dashboard/exceptions',

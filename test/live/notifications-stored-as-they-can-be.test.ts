@@ -12,11 +12,10 @@ import { createHmac } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Pool } from 'undici';
-import { FakeCashfree } from '../support/fake-cashfree.ts';
-import { FakeSetu } from '../support/fake-setu.ts';
+import type { FakeCashfree } from '../support/fake-cashfree.ts';
+import type { FakeSetu } from '../support/fake-setu.ts';
 import { onEachDatabase } from '../support/harness.ts';
-import { LIVE_VPA, useLive, type LiveGateway } from '../support/live.ts';
-import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
+import { LIVE_VPA, useLiveBehindDocuments, type LiveGateway } from '../support/live.ts';
 
 /** Both providers' formulas as CHANNELS.md gives them, over bytes (the fakes sign text). */
 const hmac = (secret: string, ...parts: (string | Buffer)[]) => {
@@ -121,31 +120,14 @@ async function noneLeftPending(l: LiveGateway): Promise<void> {
     );
 }
 
+const behindDocuments = useLiveBehindDocuments();
+
 await onEachDatabase('notifications stored in a form the database holds', (kind) => {
-  let setu: FakeSetu;
-  let cashfree: FakeCashfree;
-  let proxies: SpecProxy[];
-
-  before(async () => {
-    setu = await new FakeSetu().start();
-    cashfree = await new FakeCashfree().start();
-    proxies = await Promise.all([
-      startSpecProxy(SETU_SPEC, setu.url),
-      startSpecProxy(CASHFREE_SPEC, cashfree.url),
-    ]);
-  });
-
-  after(async () => {
-    await Promise.all(proxies.map((p) => p.stop()));
-    await setu?.stop();
-    await cashfree?.stop();
-  });
-
   describe(`bodies PostgreSQL's text refuses, on ${kind}`, () => {
-    const live = useLive(kind, { CHANNEL_TIMEOUT_MS: '5000' }, () => ({
-      fakes: { setu, cashfree },
-      proxies: { setu: proxies[0]!.url, cashfree: proxies[1]!.url },
-    }));
+    const live = behindDocuments(kind, { CHANNEL_TIMEOUT_MS: '5000' });
+    let setu: FakeSetu;
+    let cashfree: FakeCashfree;
+    before(() => ({ setu, cashfree } = live()));
     let pool: Pool;
     before(() => {
       pool = new Pool(live().gw.baseUrl, { connections: 4 });

@@ -23,7 +23,7 @@ import { onEachDatabase } from '../support/harness.ts';
 import { payout, posts, reads } from '../support/live-payouts.ts';
 import { until, useLive, type LiveGateway } from '../support/live.ts';
 import { cliAsync, ROOT } from '../support/process.ts';
-import { CASHFREE_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
+import { CASHFREE_SPEC, type SpecProxy, useSpecProxy } from '../support/spec-proxy.ts';
 
 const POLL_MS = 400;
 
@@ -46,6 +46,8 @@ it('specs/CHANNELS.md and the adapter list the same account codes, INSUFFICIENT_
   assert.deepEqual(CODES.map((c) => c.code).sort(), [...ACCOUNT_STATUS_CODES].sort());
 });
 
+const cashfreeDocument = useSpecProxy(CASHFREE_SPEC);
+
 await onEachDatabase("Paygate's own Cashfree account", (kind) => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
@@ -54,11 +56,10 @@ await onEachDatabase("Paygate's own Cashfree account", (kind) => {
   before(async () => {
     setu = await new FakeSetu().start();
     cashfree = await new FakeCashfree().start();
-    proxy = await startSpecProxy(CASHFREE_SPEC, cashfree.url);
+    proxy = await cashfreeDocument.route(cashfree.url);
   });
 
   after(async () => {
-    await proxy?.stop();
     await setu?.stop();
     await cashfree?.stop();
   });

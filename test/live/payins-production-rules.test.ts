@@ -11,7 +11,7 @@ import { FakeCashfree } from '../support/fake-cashfree.ts';
 import { FakeSetu } from '../support/fake-setu.ts';
 import { onEachDatabase } from '../support/harness.ts';
 import { LIVE_VPA, until, useLive, type LiveGateway } from '../support/live.ts';
-import { SETU_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
+import { SETU_SPEC, type SpecProxy, useSpecProxy } from '../support/spec-proxy.ts';
 
 let n = 0;
 async function payin(l: LiveGateway, amount = 120) {
@@ -32,6 +32,8 @@ const exceptionRow = (l: LiveGateway, id: string) =>
     .where('payment_id', '=', id)
     .execute();
 
+const setuDocument = useSpecProxy(SETU_SPEC);
+
 await onEachDatabase('live pay-ins against the fake Setu behind its document', (kind) => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
@@ -40,11 +42,10 @@ await onEachDatabase('live pay-ins against the fake Setu behind its document', (
   before(async () => {
     setu = await new FakeSetu().start();
     cashfree = await new FakeCashfree().start();
-    proxy = await startSpecProxy(SETU_SPEC, setu.url);
+    proxy = await setuDocument.route(setu.url);
   });
 
   after(async () => {
-    await proxy?.stop();
     await setu?.stop();
     await cashfree?.stop();
   });

@@ -13,10 +13,12 @@ import { FakeCashfree } from '../support/fake-cashfree.ts';
 import { FakeSetu } from '../support/fake-setu.ts';
 import { onEachDatabase } from '../support/harness.ts';
 import { until, useLive, type LiveGateway } from '../support/live.ts';
-import { CASHFREE_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
+import { CASHFREE_SPEC, type SpecProxy, useSpecProxy } from '../support/spec-proxy.ts';
 import { ledgerOf, payout, posts, reads } from '../support/live-payouts.ts';
 
 const POLL_MS = 400;
+
+const cashfreeDocument = useSpecProxy(CASHFREE_SPEC);
 
 await onEachDatabase('live payouts through the Cashfree document', (kind) => {
   let setu: FakeSetu;
@@ -26,11 +28,10 @@ await onEachDatabase('live payouts through the Cashfree document', (kind) => {
   before(async () => {
     setu = await new FakeSetu().start();
     cashfree = await new FakeCashfree().start();
-    proxy = await startSpecProxy(CASHFREE_SPEC, cashfree.url);
+    proxy = await cashfreeDocument.route(cashfree.url);
   });
 
   after(async () => {
-    await proxy?.stop();
     await setu?.stop();
     await cashfree?.stop();
   });

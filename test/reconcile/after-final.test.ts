@@ -15,7 +15,7 @@ import { FakeSetu } from '../support/fake-setu.ts';
 import { skipFor } from '../support/harness.ts';
 import { RECEIVER, until, useLive, type LiveGateway } from '../support/live.ts';
 import { cliAsync } from '../support/process.ts';
-import { CASHFREE_SPEC, SETU_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
+import { CASHFREE_SPEC, SETU_SPEC, type SpecProxy, useSpecProxy } from '../support/spec-proxy.ts';
 import { istDate } from '../../src/ist.ts';
 
 const DAY_MS = 86_400_000;
@@ -89,6 +89,9 @@ async function latePayment(l: LiveGateway, amount: number) {
   return { id, payment };
 }
 
+const cashfreeDocument = useSpecProxy(CASHFREE_SPEC);
+const setuDocument = useSpecProxy(SETU_SPEC);
+
 for (const kind of DATABASES) {
   describe(`after Paygate decided, on ${kind}`, { skip: await skipFor(kind) }, () => {
     const fakes = { setu: new FakeSetu(), cashfree: new FakeCashfree() };
@@ -97,13 +100,11 @@ for (const kind of DATABASES) {
       await fakes.setu.start();
       await fakes.cashfree.start();
       proxies = {
-        setu: await startSpecProxy(SETU_SPEC, fakes.setu.url),
-        cashfree: await startSpecProxy(CASHFREE_SPEC, fakes.cashfree.url),
+        setu: await setuDocument.route(fakes.setu.url),
+        cashfree: await cashfreeDocument.route(fakes.cashfree.url),
       };
     });
     after(async () => {
-      await proxies?.setu.stop();
-      await proxies?.cashfree.stop();
       await fakes.setu.stop();
       await fakes.cashfree.stop();
     });

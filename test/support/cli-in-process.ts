@@ -2,6 +2,7 @@
  * A `paygate` command line run in this process through the CLI's `main` (what `bin/paygate.js`
  * runs, with the same output streams), with `env` set around it: a run costs no process start, so
  * a table of commands stays quick. One at a time: the settings are the process's environment.
+ * `user` is who runs it, as `bin/paygate.js` names the operating-system user.
  */
 import { main } from '../../src/cli/main.ts';
 
@@ -15,7 +16,11 @@ export interface CliRun {
 
 let running = false;
 
-export async function paygateInProcess(args: string[], env: Record<string, string>): Promise<CliRun> {
+export async function paygateInProcess(
+  args: string[],
+  env: Record<string, string>,
+  user?: string,
+): Promise<CliRun> {
   if (running) throw new Error('paygateInProcess runs one command at a time');
   running = true;
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
@@ -23,10 +28,14 @@ export async function paygateInProcess(args: string[], env: Record<string, strin
   let stdout = '';
   let stderr = '';
   try {
-    const { status } = await main(args, {
-      stdout: (line) => (stdout += `${line}\n`),
-      stderr: (line) => (stderr += `${line}\n`),
-    });
+    const { status } = await main(
+      args,
+      {
+        stdout: (line) => (stdout += `${line}\n`),
+        stderr: (line) => (stderr += `${line}\n`),
+      },
+      user,
+    );
     let json: unknown;
     try {
       json = JSON.parse(stdout);

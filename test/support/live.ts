@@ -9,6 +9,7 @@ import { FakeCashfree } from './fake-cashfree.ts';
 import { FakeSetu } from './fake-setu.ts';
 import { startGateway, type Gateway, type Reply } from './harness.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
+import { CASHFREE_SPEC, SETU_SPEC, useSpecProxy, type SpecProxy } from './spec-proxy.ts';
 
 export interface LiveGateway {
   gw: Gateway;
@@ -143,6 +144,43 @@ export function useLive(
   };
 }
 
+/** A live gateway whose calls to the fakes go through the providers' documents (the spec proxies). */
+export interface LiveBehindDocuments extends LiveGateway {
+  proxies: { setu?: SpecProxy; cashfree?: SpecProxy };
+}
+
+/**
+ * The set-up of the live files that put the providers' documents between Paygate and the fakes.
+ * Call it at the file's top level with the documents the file checks: it starts one spec proxy per
+ * document for the whole file (`useSpecProxy`). The function it answers registers, in a block (one
+ * per database), fakes of the block's own routed through those proxies, a live gateway over them
+ * (`useLive`, with `env`) and the hooks that stop them.
+ */
+export function useLiveBehindDocuments(
+  documents: { setu?: boolean; cashfree?: boolean } = { setu: true, cashfree: true },
+): (kind: 'sqlite' | 'postgres', env?: Record<string, string>) => () => LiveBehindDocuments {
+  const setuProxy = documents.setu ? useSpecProxy(SETU_SPEC) : null;
+  const cashfreeProxy = documents.cashfree ? useSpecProxy(CASHFREE_SPEC) : null;
+  return (kind, env = {}) => {
+    let fakes: { setu: FakeSetu; cashfree: FakeCashfree } | undefined;
+    const proxies: LiveBehindDocuments['proxies'] = {};
+    before(async () => {
+      fakes = { setu: await new FakeSetu().start(), cashfree: await new FakeCashfree().start() };
+      proxies.setu = await setuProxy?.route(fakes.setu.url);
+      proxies.cashfree = await cashfreeProxy?.route(fakes.cashfree.url);
+    });
+    const live = useLive(kind, env, () => ({
+      fakes: fakes!,
+      proxies: { setu: proxies.setu?.url, cashfree: proxies.cashfree?.url },
+    }));
+    after(async () => {
+      await fakes?.setu.stop();
+      await fakes?.cashfree.stop();
+    });
+    return () => ({ ...live(), proxies });
+  };
+}
+
 /** Waits until `check` holds. */
 export async function until(
   check: () => boolean | Promise<boolean>,
@@ -154,6 +192,12 @@ export async function until(
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** The value of the sample named `line` (name and labels) in Prometheus text, or null when absent. */
+export function metricValue(text: string, line: string): number | null {
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found === undefined ? null : Number(found.slice(line.length + 1));
 }
 
 export const RECEIVER = { name: 'Asha Rao', account_no: '123456789012', ifsc_code: 'HDFC0001234' };

@@ -2,7 +2,8 @@
  * A TCP proxy in front of PostgreSQL, so a test can take the database away from one gateway
  * without touching the server that other tests share: `refuse()` drops every connection and
  * stops listening (connection refused), `blackhole()` drops them and then accepts without ever
- * answering (a dead network), `forward()` brings it back on the same port.
+ * answering (a dead network), `forward()` brings it back on the same port. `retarget()` points it
+ * at another server (a spec proxy's next fake).
  */
 import net from 'node:net';
 
@@ -13,11 +14,16 @@ export interface TcpProxy {
   refuse(): Promise<void>;
   blackhole(): Promise<void>;
   forward(): Promise<void>;
+  /** Sends new connections to `port` on `host` and drops the current ones. */
+  retarget(host: string, port: number): void;
+  /** Lets the process end while the proxy listens. */
+  unref(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number, port = 0): Promise<TcpProxy> {
   let mode: 'forward' | 'blackhole' = 'forward';
+  let target = { host: targetHost, port: targetPort };
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -27,7 +33,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number, port
   const server = net.createServer((client) => {
     track(client);
     if (mode === 'blackhole') return;
-    const upstream = net.connect(targetPort, targetHost);
+    const upstream = net.connect(target.port, target.host);
     track(upstream);
     client.pipe(upstream);
     upstream.pipe(client);
@@ -70,6 +76,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number, port
       mode = 'forward';
       dropAll();
       if (!server.listening) await listen(bound);
+    },
+    unref() {
+      server.unref();
+    },
+    retarget(host, port) {
+      target = { host, port };
+      dropAll();
     },
     async close() {
       const closed = stopListening();

@@ -12,7 +12,7 @@ import { FakeCashfree, type CashfreeRequest } from '../support/fake-cashfree.ts'
 import { FakeSetu } from '../support/fake-setu.ts';
 import { onEachDatabase } from '../support/harness.ts';
 import { until, useLive, type LiveGateway } from '../support/live.ts';
-import { CASHFREE_SPEC, startSpecProxy, type SpecProxy } from '../support/spec-proxy.ts';
+import { CASHFREE_SPEC, type SpecProxy, useSpecProxy } from '../support/spec-proxy.ts';
 import { payout, posts, reads } from '../support/live-payouts.ts';
 
 const POLL_MS = 1000;
@@ -34,6 +34,8 @@ async function processing(l: LiveGateway, id: string): Promise<void> {
   await until(async () => (await l.status('payout', id)).status === 'PROCESSING', `${id} PROCESSING`);
 }
 
+const cashfreeDocument = useSpecProxy(CASHFREE_SPEC);
+
 await onEachDatabase('reads answered 5xx back off', (kind) => {
   let setu: FakeSetu;
   let cashfree: FakeCashfree;
@@ -42,11 +44,10 @@ await onEachDatabase('reads answered 5xx back off', (kind) => {
   before(async () => {
     setu = await new FakeSetu().start();
     cashfree = await new FakeCashfree().start();
-    proxy = await startSpecProxy(CASHFREE_SPEC, cashfree.url);
+    proxy = await cashfreeDocument.route(cashfree.url);
   });
 
   after(async () => {
-    await proxy?.stop();
     await setu?.stop();
     await cashfree?.stop();
   });
