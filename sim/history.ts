@@ -85,8 +85,10 @@ async function quietEnd(w: World, made: Made): Promise<string | null> {
   w.faults.rate = 0;
   w.faults.use(1);
   w.receivers.up = true;
+  // A run reads what was created before it started.
+  w.clock.t += 1_000;
   await reconcileAll(w);
-  const broken = await providerMoney(w);
+  const broken = await providerMoney(w, true);
   if (broken) return `after reconciliation: ${broken}`;
   while (w.notices.pending.length > 0) await execute(w, made, { c: 'notice', i: 0, mode: 'deliver', f: 1 });
   // Until two rounds in a row find nothing to do (pay-ins expire, reads come due, callbacks retry).

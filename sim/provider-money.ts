@@ -29,7 +29,11 @@ function providerPaid(w: World): Map<string, number> {
   return paid;
 }
 
-export async function providerMoney(w: World): Promise<string | null> {
+/**
+ * `reconciled`: just after reconciliation, which cannot read a refund whose send's outcome Paygate
+ * does not know (Setu has no id for it yet): the worker follows those, so they wait for the end.
+ */
+export async function providerMoney(w: World, reconciled = false): Promise<string | null> {
   const db = w.database.db;
   const [entries, live, exceptions] = await Promise.all([
     db
@@ -41,7 +45,7 @@ export async function providerMoney(w: World): Promise<string | null> {
       .execute(),
     db
       .selectFrom('transactions')
-      .select(['payment_id', 'kind', 'status', 'amount', 'channel_payment_id'])
+      .select(['payment_id', 'kind', 'status', 'channel_txn_id', 'channel_payment_id'])
       .where('channel', '<>', 'sandbox')
       .execute(),
     db.selectFrom('channel_exceptions').select('reference').where('holds', 'is not', null).execute(),
@@ -49,7 +53,7 @@ export async function providerMoney(w: World): Promise<string | null> {
   const booked = new Map(entries.map((e) => [e.payment_id!, Number(e.total)]));
   const paid = providerPaid(w);
   for (const t of live) {
-    if (t.kind === 'payin') continue;
+    if (t.kind === 'payin' || (reconciled && t.kind === 'refund' && t.channel_txn_id === '')) continue;
     const out = paid.get(t.payment_id) ?? 0;
     const books = booked.get(t.payment_id) ?? 0;
     if (out !== books)
