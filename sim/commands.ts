@@ -60,7 +60,13 @@ function one(rng: Rng): Command {
     case 'bank':
       return { c: 'bank', i, status: rng.pick(['SUCCESS', 'SUCCESS', 'FAILED', 'REVERSED']), f };
     case 'refund':
-      return { c: 'refund', i, part: rng.pick(['full', 'half', 'paisa', 'rest', 'over']), twice: rng.chance(0.2), f };
+      return {
+        c: 'refund',
+        i,
+        part: rng.pick(['full', 'half', 'paisa', 'rest', 'over']),
+        twice: rng.chance(0.2),
+        f,
+      };
     case 'refundBank':
       return { c: 'refundBank', i, status: rng.pick(['success', 'success', 'failed', 'late']), f };
     case 'notice':

@@ -209,7 +209,11 @@ async function refund(w: World, made: Made, cmd: Extract<Command, { c: 'refund' 
 }
 
 /** What a refund of `part` asks: `rest` what is left to refund, `over` one paisa more than that. */
-async function refundAmount(w: World, p: Txn, part: Extract<Command, { c: 'refund' }>['part']): Promise<number> {
+async function refundAmount(
+  w: World,
+  p: Txn,
+  part: Extract<Command, { c: 'refund' }>['part'],
+): Promise<number> {
   if (part === 'full') return p.amount;
   if (part === 'half') return Math.max(1, Math.floor(p.amount / 2));
   if (part === 'paisa') return 1;
@@ -237,7 +241,8 @@ async function notice(w: World, made: Made, cmd: Extract<Command, { c: 'notice' 
   try {
     const r = await w.services.notifications.receive(n.provider, Buffer.from(n.raw), headers, 'sim');
     if (cmd.mode !== 'forge') {
-      if (made.received.has(n.raw) && !r.duplicate) made.reapplied ??= `notification applied twice: ${n.label}`;
+      if (made.received.has(n.raw) && !r.duplicate)
+        made.reapplied ??= `notification applied twice: ${n.label}`;
       made.received.add(n.raw);
     }
     const body = JSON.parse(n.raw) as Record<string, unknown>;
