@@ -1,8 +1,9 @@
 /**
  * One history: a fresh database, the world built over it, the commands run one by one with the
- * invariants checked after each, then a quiet end (the providers without faults, every delayed
- * notification delivered, the clock moved on hours with worker and callback rounds) and the
- * invariants checked once more, the end's among them. Answers the history, line by line.
+ * invariants checked after each, then a quiet end (the providers without faults, every day
+ * reconciled and the providers' money weighed against the books, every delayed notification
+ * delivered, the clock moved on hours with worker and callback rounds) and the invariants checked
+ * once more, the end's among them. Answers the history, line by line.
  */
 import { seedIds } from '../src/ids.ts';
 import type { Command } from './commands.ts';
