@@ -10,8 +10,8 @@ export type Command =
   | { c: 'pay'; i: number; how: 'exact' | 'other' | 'twice' | 'late' | 'fail'; f: number }
   | { c: 'payout'; m: number; amount: number; f: number }
   | { c: 'bank'; i: number; status: 'SUCCESS' | 'FAILED' | 'REVERSED'; f: number }
-  | { c: 'refund'; i: number; part: 'full' | 'half' | 'paisa'; twice: boolean; f: number }
-  | { c: 'refundBank'; i: number; status: 'success' | 'failed'; f: number }
+  | { c: 'refund'; i: number; part: 'full' | 'half' | 'paisa' | 'rest' | 'over'; twice: boolean; f: number }
+  | { c: 'refundBank'; i: number; status: 'success' | 'failed' | 'late'; f: number }
   | { c: 'notice'; i: number; mode: 'deliver' | 'dup' | 'drop' | 'forge'; f: number }
   | { c: 'worker'; f: number }
   | { c: 'callbacks'; up: boolean; f: number }
@@ -60,9 +60,15 @@ function one(rng: Rng): Command {
     case 'bank':
       return { c: 'bank', i, status: rng.pick(['SUCCESS', 'SUCCESS', 'FAILED', 'REVERSED']), f };
     case 'refund':
-      return { c: 'refund', i, part: rng.pick(['full', 'half', 'paisa']), twice: rng.chance(0.2), f };
+      return {
+        c: 'refund',
+        i,
+        part: rng.pick(['full', 'half', 'paisa', 'rest', 'over']),
+        twice: rng.chance(0.2),
+        f,
+      };
     case 'refundBank':
-      return { c: 'refundBank', i, status: rng.pick(['success', 'success', 'failed']), f };
+      return { c: 'refundBank', i, status: rng.pick(['success', 'success', 'failed', 'late']), f };
     case 'notice':
       return { c: 'notice', i, mode: rng.pick(['deliver', 'deliver', 'deliver', 'dup', 'drop', 'forge']), f };
     case 'worker':

@@ -22,6 +22,10 @@ export class Made {
   readonly refunds: (Txn & { of: string })[] = [];
   /** Provider payments whose notification Paygate answered (accepted), by Setu payment id. */
   readonly notified = new Set<string>();
+  /** Notifications Paygate took (answered), by their raw text; a second one of them must be a duplicate. */
+  readonly received = new Set<string>();
+  /** A notification taken again and applied as new, if any. */
+  reapplied: string | null = null;
   private serial = 0;
 
   orderNo(prefix: string): string {
@@ -101,10 +105,12 @@ async function run(w: World, made: Made, cmd: Command): Promise<string> {
     case 'refund':
       return refund(w, made, cmd);
     case 'refundBank': {
-      const pending = w.setu.refundList.filter((r) => r.status === 'pending');
-      if (pending.length === 0) return 'refund bank: none pending';
-      const r = pending[cmd.i % pending.length]!;
-      w.setu.settleRefund(r, cmd.status);
+      // `late`: the bank pays a refund it reported failed (a SUCCESS after FAILED).
+      const from = cmd.status === 'late' ? 'failed' : 'pending';
+      const chosen = w.setu.refundList.filter((r) => r.status === from);
+      if (chosen.length === 0) return `refund bank: none ${from}`;
+      const r = chosen[cmd.i % chosen.length]!;
+      w.setu.settleRefund(r, cmd.status === 'late' ? 'success' : cmd.status);
       return `refund bank ${r.id} ${cmd.status}`;
     }
     case 'notice':
@@ -181,8 +187,7 @@ async function refund(w: World, made: Made, cmd: Extract<Command, { c: 'refund' 
   const p = await choose(w, made.payins, cmd.i, 'SUCCESS');
   if (!p) return 'refund: no pay-in';
   const m = w.merchants[p.merchant]!;
-  const amount =
-    cmd.part === 'full' ? p.amount : cmd.part === 'half' ? Math.max(1, Math.floor(p.amount / 2)) : 1;
+  const amount = await refundAmount(w, p, cmd.part);
   const one = async () => {
     const created = await w.services.refunds.create(m.principal, {
       payment_id: p.paymentId,
@@ -203,6 +208,25 @@ async function refund(w: World, made: Made, cmd: Extract<Command, { c: 'refund' 
   return `refund ${short(p.paymentId)} ${amount}: ${words.join(', ')}`;
 }
 
+/** What a refund of `part` asks: `rest` what is left to refund, `over` one paisa more than that. */
+async function refundAmount(
+  w: World,
+  p: Txn,
+  part: Extract<Command, { c: 'refund' }>['part'],
+): Promise<number> {
+  if (part === 'full') return p.amount;
+  if (part === 'half') return Math.max(1, Math.floor(p.amount / 2));
+  if (part === 'paisa') return 1;
+  const refunds = await w.database.db
+    .selectFrom('transactions')
+    .select('amount')
+    .where('refund_of', '=', p.paymentId)
+    .where('status', '<>', 'FAILED')
+    .execute();
+  const left = p.amount - refunds.reduce((sum, r) => sum + Number(r.amount), 0);
+  return Math.max(1, part === 'rest' ? left : left + 1);
+}
+
 async function notice(w: World, made: Made, cmd: Extract<Command, { c: 'notice' }>): Promise<string> {
   const n = w.notices.take(cmd.i, cmd.mode === 'dup');
   if (!n) return 'notice: none pending';
@@ -216,6 +240,11 @@ async function notice(w: World, made: Made, cmd: Extract<Command, { c: 'notice' 
   }
   try {
     const r = await w.services.notifications.receive(n.provider, Buffer.from(n.raw), headers, 'sim');
+    if (cmd.mode !== 'forge') {
+      if (made.received.has(n.raw) && !r.duplicate)
+        made.reapplied ??= `notification applied twice: ${n.label}`;
+      made.received.add(n.raw);
+    }
     const body = JSON.parse(n.raw) as Record<string, unknown>;
     if (n.provider === 'setu' && body.eventType === 'payment.success') made.notified.add(String(body.id));
     return `notice ${cmd.mode}: ${n.label} → ${r.duplicate ? 'duplicate' : 'new'}`;

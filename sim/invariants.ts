@@ -3,7 +3,8 @@
  * balances (`ledger verify`), no balance is negative, §13's conservation holds per merchant, a
  * final status never changes (a reversal aside, §4), each provider payment is applied at most once,
  * at most one transfer or refund is paid per payout or refund, each final status has exactly one
- * callback event, and, at the end, every payment Paygate was told of is matched or on an exception.
+ * callback event, a notification taken again is a duplicate, a pay-in settles only at the amount
+ * its payment paid, and, at the end, every payment Paygate was told of is matched or on an exception.
  * Each answers the broken invariant's words, or null.
  */
 import { feeFor } from '../src/money.ts';
@@ -80,6 +81,7 @@ export class Invariants {
       this.finalsKept(seen.rows) ??
       this.balances(w, seen.wallets, merchants) ??
       this.providerOnce(w) ??
+      made.reapplied ??
       this.appliedOnce(w, made, seen, end) ??
       this.callbacks(seen.deliveries, merchants, end)
     );
@@ -164,13 +166,19 @@ export class Invariants {
    */
   private appliedOnce(w: World, made: Made, seen: Seen, end: boolean): string | null {
     const uses = new Map<string, number>();
+    const settled = new Map<string, number>();
     for (const r of seen.rows)
-      if (r.kind === 'payin' && r.status === 'SUCCESS' && r.channel_payment_id)
+      if (r.kind === 'payin' && r.status === 'SUCCESS' && r.channel_payment_id) {
         uses.set(r.channel_payment_id, (uses.get(r.channel_payment_id) ?? 0) + 1);
+        settled.set(r.channel_payment_id, r.amount);
+      }
     for (const e of seen.exceptions)
       if (e.holds !== null) uses.set(e.reference, (uses.get(e.reference) ?? 0) + 1);
     for (const qr of w.setu.qrs.values())
       for (const p of qr.payments) {
+        const credited = settled.get(p.id);
+        if (credited !== undefined && credited !== p.amount)
+          return `setu payment ${p.id} of ${p.amount} settled a pay-in of ${credited}`;
         const n = uses.get(p.id) ?? 0;
         if (n > 1) return `setu payment ${p.id} applied ${n} times`;
         if (end && n === 0 && made.notified.has(p.id))

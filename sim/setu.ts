@@ -232,12 +232,14 @@ export class SimSetu {
     },
   };
 
-  /** The bank ends a pending refund; Setu tells Paygate, when it does, by a notification naming it. */
+  /** The bank ends a pending refund, or pays one it failed; Setu tells Paygate, when it does, by a notification naming it. */
   settleRefund(refund: SetuRefund, status: 'success' | 'failed'): void {
     refund.status = status;
     refund.changedAt = this.now();
-    if (status === 'success') refund.crn = String(500000000000 + ++this.serial);
-    else refund.reason = { errCode: 'R21', description: 'refund refused' };
+    if (status === 'success') {
+      refund.crn = String(500000000000 + ++this.serial);
+      delete refund.reason;
+    } else refund.reason = { errCode: 'R21', description: 'refund refused' };
     const raw = JSON.stringify({ eventId: `ev${++this.serial}`, eventType: `refund.${status}`, ...refund });
     this.notices.push({
       provider: 'setu',
