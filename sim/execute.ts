@@ -160,8 +160,11 @@ async function resolve(w: World, cmd: Extract<Command, { c: 'resolve' }>): Promi
   const moved = e.outstanding - done.exception.outstanding;
   if (cmd.action === 'credit' && moved > 0 && merchantId)
     w.credited.set(merchantId, (w.credited.get(merchantId) ?? 0) + moved);
-  if (cmd.action === 'debit' && moved > 0 && e.merchant_id)
+  if (cmd.action === 'debit' && moved > 0 && e.merchant_id) {
     w.debited.set(e.merchant_id, (w.debited.get(e.merchant_id) ?? 0) + moved);
+    const before = w.debitedOn.get(e.id)?.amount ?? 0;
+    w.debitedOn.set(e.id, { merchantId: e.merchant_id, amount: before + moved });
+  }
   return `resolve ${e.kind} #${e.id} ${cmd.action}: ${done.message}`;
 }
 

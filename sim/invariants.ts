@@ -48,7 +48,7 @@ async function read(w: World) {
     db.selectFrom('wallets').select(['merchant_id', 'available', 'held']).orderBy('merchant_id').execute(),
     db
       .selectFrom('channel_exceptions')
-      .select(['id', 'outstanding', 'resolved_at', 'holds', 'reference'])
+      .select(['id', 'kind', 'outstanding', 'resolved_at', 'holds', 'reference'])
       .orderBy('id')
       .execute(),
     db.selectFrom('callback_deliveries').select(['id', 'payment_id', 'body']).execute(),
@@ -79,7 +79,7 @@ export class Invariants {
     const merchants = seen.rows.filter((r) => r.kind !== 'refund' || r.refund_of);
     return (
       this.finalsKept(seen.rows) ??
-      this.balances(w, seen.wallets, merchants) ??
+      this.balances(w, seen, merchants) ??
       this.providerOnce(w) ??
       made.reapplied ??
       this.appliedOnce(w, made, seen, end) ??
@@ -118,14 +118,20 @@ export class Invariants {
     return null;
   }
 
-  /** No balance negative; available + held is what §13's conservation says, for every merchant. */
-  private balances(w: World, wallets: Seen['wallets'], rows: Row[]): string | null {
-    for (const wallet of wallets) {
+  /**
+   * No balance negative; available + held is what §13's conservation says, for every merchant:
+   * credited − paid out + reversed + open receivable. A payout paid after FAILED counts as paid out
+   * and as receivable until an operator's `debit` takes it from available (or a write-off from
+   * Paygate); a reversal of it gives back what was debited.
+   */
+  private balances(w: World, seen: Seen, rows: Row[]): string | null {
+    const returned = returnedByReversal(w, seen.exceptions);
+    for (const wallet of seen.wallets) {
       if (wallet.available < 0 || wallet.held < 0)
         return `negative balance: ${wallet.merchant_id} available ${wallet.available} held ${wallet.held}`;
       const m = w.merchants.find((x) => x.id === wallet.merchant_id);
       if (!m) continue;
-      let expected = m.topUps + w.credited.get(m.id)! - w.debited.get(m.id)!;
+      let expected = m.topUps + w.credited.get(m.id)! - w.debited.get(m.id)! + (returned.get(m.id) ?? 0);
       for (const r of rows) {
         if (r.merchant_id !== m.id || r.status !== 'SUCCESS') continue;
         if (r.kind === 'payin') expected += r.amount - feeFor(r.amount, w.config.payinFeeBps);
@@ -210,4 +216,18 @@ export class Invariants {
     }
     return null;
   }
+}
+
+/** By merchant: what `debit`s took for payouts paid after FAILED that the provider then reversed. */
+function returnedByReversal(w: World, exceptions: Seen['exceptions']): Map<string, number> {
+  const reversed = new Set(
+    exceptions.filter((e) => e.kind === 'reversal_after_failed').map((e) => e.reference),
+  );
+  const returned = new Map<string, number>();
+  for (const e of exceptions) {
+    const debit = w.debitedOn.get(e.id);
+    if (e.kind !== 'payout_after_failed' || !debit || !reversed.has(e.reference)) continue;
+    returned.set(debit.merchantId, (returned.get(debit.merchantId) ?? 0) + debit.amount);
+  }
+  return returned;
 }

@@ -81,6 +81,8 @@ export class World {
   /** What operators credited to and debited from each merchant out of exceptions. */
   readonly credited = new Map<string, number>();
   readonly debited = new Map<string, number>();
+  /** What each exception's `debit`s took from its merchant, by exception id. */
+  readonly debitedOn = new Map<number, { merchantId: string; amount: number }>();
   services!: Services;
   worker!: TransactionWorker;
   dispatcher!: CallbackDispatcher;

@@ -15,7 +15,8 @@ type View = 'OPEN' | 'SUCCESS' | 'FAILED' | 'REVERSED';
 
 function paygateView(t: ReconcileTxn): View {
   if (t.status === 'SUCCESS') return t.reversed_at === null ? 'SUCCESS' : 'REVERSED';
-  if (t.status === 'FAILED') return 'FAILED';
+  // Paid after FAILED: its money is out, and a reversal of it is money back.
+  if (t.status === 'FAILED') return t.paid_after_failed ? 'SUCCESS' : 'FAILED';
   return 'OPEN';
 }
 
@@ -70,7 +71,7 @@ export function compareTransfer(t: ReconcileTxn, transfer: Record<string, unknow
       paymentId: t.payment_id,
       amount,
     });
-  if (pg === 'SUCCESS' || pg === 'REVERSED') {
+  if (t.status === 'SUCCESS') {
     const utr = text(transfer.transfer_utr);
     if (utr !== t.utr) found.push(utrDifference(t, reference, utr, amount));
   }

@@ -22,6 +22,11 @@ export interface ReconcileTxn {
   created_at: number;
   /** A payout's current transfer (`transferIdOf`); 1 for the rest. */
   transfer_attempt: number;
+  /**
+   * A payout recorded FAILED that Paygate has seen the provider pay after all (its
+   * `payout_after_failed` exception) and not seen reversed since: the money is out, as after SUCCESS.
+   */
+  paid_after_failed: boolean;
 }
 
 const TXN_COLUMNS = [
@@ -36,14 +41,40 @@ const TXN_COLUMNS = [
   'transfer_attempt',
 ] as const;
 
-function txnOf(r: ReconcileTxn): ReconcileTxn {
+function txnOf(r: Omit<ReconcileTxn, 'paid_after_failed'>): ReconcileTxn {
   return {
     ...r,
+    paid_after_failed: false,
     amount: Number(r.amount),
     created_at: Number(r.created_at),
     transfer_attempt: Number(r.transfer_attempt),
     reversed_at: r.reversed_at === null ? null : Number(r.reversed_at),
   };
+}
+
+/**
+ * `rows` with `paid_after_failed` read: one query for the page's FAILED payouts, through the
+ * exceptions' unique (kind, provider, reference).
+ */
+export async function withPaidAfterFailed(
+  db: Kysely<Tables>,
+  channel: string,
+  rows: ReconcileTxn[],
+): Promise<ReconcileTxn[]> {
+  const failed = rows.filter((r) => r.kind === 'payout' && r.status === 'FAILED').map((r) => r.payment_id);
+  if (failed.length === 0) return rows;
+  const seen = await db
+    .selectFrom('channel_exceptions')
+    .select(['kind', 'reference'])
+    .where('kind', 'in', ['payout_after_failed', 'reversal_after_failed'])
+    .where('provider', '=', channel)
+    .where('reference', 'in', failed)
+    .execute();
+  const paid = new Set(seen.filter((e) => e.kind === 'payout_after_failed').map((e) => e.reference));
+  for (const e of seen) if (e.kind === 'reversal_after_failed') paid.delete(e.reference);
+  return paid.size === 0
+    ? rows
+    : rows.map((r) => (paid.has(r.payment_id) ? { ...r, paid_after_failed: true } : r));
 }
 
 /**
@@ -95,8 +126,9 @@ export async function openIds(db: Kysely<Tables>, channel: string, before: numbe
 
 /**
  * A page of a channel's transactions that became final in [from, to) and that the provider can still
- * change (CONTRACT §13): a payout SUCCESS not reversed (a reversal), a refund (a late SUCCESS or
- * FAILED), a pay-in FAILED (a late payment). Those created at or after `createdBefore` are left out:
+ * change (CONTRACT §13): a payout not reversed (after SUCCESS a reversal; after FAILED a payment
+ * after all, and that payment's reversal), a refund (a late SUCCESS or FAILED), a pay-in FAILED (a
+ * late payment). Those created at or after `createdBefore` are left out:
  * a run reads them as the day's own. In (finalized_at, payment_id) order after `after`, through the
  * index of when each became final, from the cursor: one lower bound on finalized_at (as in
  * `createdPage`), and the index's own condition on the channel written out, as a bound channel does
@@ -121,7 +153,7 @@ export async function changeablePage(
     .where('created_at', '<', window.createdBefore)
     .where((eb) =>
       eb.or([
-        eb.and([eb('kind', '=', 'payout'), eb('status', '=', 'SUCCESS'), eb('reversed_at', 'is', null)]),
+        eb.and([eb('kind', '=', 'payout'), eb('reversed_at', 'is', null)]),
         eb('kind', '=', 'refund'),
         eb.and([eb('kind', '=', 'payin'), eb('status', '=', 'FAILED')]),
       ]),

@@ -25,6 +25,7 @@ import {
   openIds,
   startRun,
   transactionsOf,
+  withPaidAfterFailed,
   type ReconcileTxn,
   type RunCounts,
 } from './reconcile.repository.ts';
@@ -113,8 +114,9 @@ export class ReconcileService {
       const opened = await this.settle(channel, runId, t, record, found.some(movedMoney));
       counts.opened += opened;
     };
-    for await (const page of this.transactions(channel, date, startedAt)) {
+    for await (const read of this.transactions(channel, date, startedAt)) {
       await keepGoing();
+      const page = await withPaidAfterFailed(this.db, channel, read);
       await inParallel(page, this.options.concurrency ?? 16, check);
     }
     await finishRun(this.db, runId, counts, this.now());
@@ -172,7 +174,7 @@ export class ReconcileService {
     if (moved) {
       const [row] = await findTransactions(this.db, [t.payment_id]);
       if (row) await book(this.outcomes, row, record);
-      [now = t] = await transactionsOf(this.db, [t.payment_id]);
+      [now = t] = await withPaidAfterFailed(this.db, channel, await transactionsOf(this.db, [t.payment_id]));
     }
     let opened = 0;
     for (const f of compareWith(now, record)) {

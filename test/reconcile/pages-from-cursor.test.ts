@@ -70,6 +70,7 @@ for (const kind of DATABASES) {
             ['refund', 'SUCCESS'],
             ['payout', 'SUCCESS'],
             ['refund', 'FAILED'],
+            ['payout', 'FAILED'],
           ];
           const lookback = Array.from({ length: 15 }, (_, i) => {
             const [k, s] = changing[i % changing.length]!;
@@ -82,7 +83,6 @@ for (const kind of DATABASES) {
           });
           const settled = [
             row('pay_back_paid', DAY - DAY_MS, 'payin', 'SUCCESS'),
-            row('pay_back_failed_payout', DAY - DAY_MS, 'payout', 'FAILED'),
             { ...row('pay_back_reversed', DAY - DAY_MS, 'payout', 'SUCCESS'), reversed_at: DAY - 1 },
             row('pay_back_too_old', DAY - 9 * DAY_MS, 'payin', 'FAILED'),
             { ...row('pay_back_sandbox', DAY - DAY_MS, 'payin', 'FAILED'), channel: 'sandbox' },
