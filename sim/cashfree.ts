@@ -12,14 +12,12 @@ import {
   type PayoutState,
   type PayoutSubmission,
 } from '../src/channels/channel.ts';
-import { IN_TRANSIT_MS } from '../src/channels/channel-http.ts';
 import { cashfreeState } from '../src/channels/cashfree/cashfree.channel.ts';
 import type { TransactionKind } from '../src/db/schema.ts';
 import { toRupees } from '../src/money.ts';
-import { readFailure, sendFailure, type Faults } from './faults.ts';
-import { cashfreeSigned, type NoticeQueue } from './notices.ts';
-
-const LAG_MS = 30_000;
+import { readFailure, sendFailure } from './faults.ts';
+import { SimProvider } from './provider.ts';
+import { cashfreeSigned } from './notices.ts';
 
 export interface Transfer extends Record<string, unknown> {
   transfer_id: string;
@@ -37,21 +35,9 @@ export interface Transfer extends Record<string, unknown> {
   before: Transfer | null;
 }
 
-export class SimCashfree {
+export class SimCashfree extends SimProvider {
   readonly name = 'cashfree';
-  readonly live = true;
-  readonly opensRemotely = true;
-  readonly inTransitMs = IN_TRANSIT_MS;
   readonly transfers = new Map<string, Transfer>();
-  private serial = 0;
-
-  constructor(
-    private readonly faults: Faults,
-    private readonly notices: NoticeQueue,
-    private readonly secret: string,
-    private readonly now: () => number,
-    private readonly pollMs: number,
-  ) {}
 
   async openPayin(): Promise<never> {
     throw new Error('cashfree takes no pay-ins');
@@ -100,15 +86,15 @@ export class SimCashfree {
     return record ? cashfreeState(record) : null;
   }
 
-  /** A transfer as a read shows it: lagging (its state before a change within LAG_MS), or not yet listed. */
+  /** A transfer as a read shows it: lagging (its state before a change still within the lag), or not yet listed. */
   private record(id: string, op: string): Transfer | null {
     const fault = this.faults.read();
     const failure = readFailure(this.name, op, fault);
     if (failure) throw failure;
     const t = this.transfers.get(id);
     if (!t) return null;
-    if (fault === 'notfound' && this.now() - t.createdAt < LAG_MS) return null;
-    if (fault === 'lag' && t.before && this.now() - t.changedAt < LAG_MS) return t.before;
+    if (fault === 'notfound' && this.lagging(t.createdAt)) return null;
+    if (fault === 'lag' && t.before && this.lagging(t.changedAt)) return t.before;
     return t;
   }
 

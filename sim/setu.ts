@@ -15,15 +15,12 @@ import type {
   RefundSubmission,
   VpaRegistration,
 } from '../src/channels/channel.ts';
-import { IN_TRANSIT_MS } from '../src/channels/channel-http.ts';
 import { pollDelay, setuPaymentOutcome } from '../src/channels/setu/setu.channel.ts';
 import { setuRefundState } from '../src/channels/setu/setu-refunds.ts';
 import type { TransactionKind } from '../src/db/schema.ts';
-import { readFailure, sendFailure, type Faults } from './faults.ts';
-import { setuSigned, type NoticeQueue } from './notices.ts';
-
-/** How long a change may be missing from a lagging read. */
-const LAG_MS = 30_000;
+import { readFailure, sendFailure } from './faults.ts';
+import { SimProvider } from './provider.ts';
+import { setuSigned } from './notices.ts';
 
 export interface SetuPayment extends Record<string, unknown> {
   id: string;
@@ -56,22 +53,10 @@ export interface SetuRefund extends Record<string, unknown> {
   changedAt: number;
 }
 
-export class SimSetu {
+export class SimSetu extends SimProvider {
   readonly name = 'setu';
-  readonly live = true;
-  readonly opensRemotely = true;
-  readonly inTransitMs = IN_TRANSIT_MS;
   readonly qrs = new Map<string, Qr>();
   readonly refundList: SetuRefund[] = [];
-  private serial = 0;
-
-  constructor(
-    private readonly faults: Faults,
-    private readonly notices: NoticeQueue,
-    private readonly secret: string,
-    private readonly now: () => number,
-    private readonly pollMs: number,
-  ) {}
 
   private id(prefix: string): string {
     return `${prefix}${String(++this.serial).padStart(8, '0')}`;
@@ -138,14 +123,14 @@ export class SimSetu {
     return payment;
   }
 
-  /** The last payment a read shows: a lagging read misses one made within LAG_MS. */
+  /** The last payment a read shows: a lagging read misses one made still within the lag. */
   private lastPayment(qr: Qr | undefined): SetuPayment | null {
     if (!qr) return null;
     const fault = this.faults.read();
     const failure = readFailure(this.name, 'payment_last', fault);
     if (failure) throw failure;
     const shown =
-      fault === 'lag' ? qr.payments.filter((p) => this.now() - (p.paidAt as number) >= LAG_MS) : qr.payments;
+      fault === 'lag' ? qr.payments.filter((p) => !this.lagging(p.paidAt as number)) : qr.payments;
     return shown[shown.length - 1] ?? null;
   }
 
@@ -214,12 +199,10 @@ export class SimSetu {
       );
       // A refund Setu named is never unknown to it; one found by its reference may not be listed yet.
       const visible =
-        fault === 'notfound' && !r.channelTxnId
-          ? mine.filter((x) => this.now() - x.createdAt >= LAG_MS)
-          : mine;
+        fault === 'notfound' && !r.channelTxnId ? mine.filter((x) => !this.lagging(x.createdAt)) : mine;
       const chosen = visible.find((x) => x.status !== 'pending') ?? visible[0];
       if (!chosen) return null;
-      if (fault === 'lag' && this.now() - chosen.changedAt < LAG_MS)
+      if (fault === 'lag' && this.lagging(chosen.changedAt))
         return setuRefundState({ ...chosen, status: 'pending' });
       return setuRefundState(chosen);
     },

@@ -12,7 +12,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
 import type { Principal } from '../src/merchants/merchants.service.ts';
 import { ReconcileService } from '../src/reconcile/reconcile.service.ts';
-import { buildServices, type Services } from '../src/services.ts';
+import { buildServices, workerOptions, type Services } from '../src/services.ts';
 import { CallbackDispatcher } from '../src/worker/callback.dispatcher.ts';
 import { TransactionWorker } from '../src/worker/transaction.worker.ts';
 import { workerLeaseMs } from '../src/worker/worker-support.ts';
@@ -110,18 +110,12 @@ export class World {
     };
     const services = buildServices(config, this.database, now, live);
     this.services = services;
-    this.worker = new TransactionWorker(this.database, services.channel, services.finality, {
-      pollMs: config.workerPollMs,
-      now,
-      logger: quiet,
-      outcomes: services.outcomes,
-      notifications: services.notifications,
-      silence: services.silence,
-      stuckAfterMs: config.channelStuckAfterS * 1000,
-      leaseMs: workerLeaseMs(config.channelTimeoutMs),
-      resendAfterMs: config.channelResendAfterMs,
-      channelNames: services.channelNames,
-    });
+    this.worker = new TransactionWorker(
+      this.database,
+      services.channel,
+      services.finality,
+      workerOptions(config, services, now, quiet),
+    );
     this.reconcile = new ReconcileService(this.database.db, live, services.outcomes, {
       now,
       concurrency: 4,

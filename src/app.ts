@@ -57,10 +57,9 @@ import { payoutRoutes } from './payouts/payouts.routes.ts';
 import { refundRoutes } from './refunds/refunds.routes.ts';
 import { sandboxRoutes } from './sandbox/sandbox.routes.ts';
 import { TransactionWorker } from './worker/transaction.worker.ts';
-import { workerLeaseMs } from './worker/worker-support.ts';
 import { walletRoutes } from './wallet/wallet.routes.ts';
 import { VERSION } from './version.ts';
-import { buildServices, type Services } from './services.ts';
+import { buildServices, workerOptions, type Services } from './services.ts';
 
 export { buildServices, type Services };
 
@@ -149,18 +148,12 @@ function background(
   { config, database }: AppDeps,
   now: () => number,
 ): { worker: TransactionWorker; dispatcher: CallbackDispatcher } {
-  const worker = new TransactionWorker(database, services.channel, services.finality, {
-    pollMs: config.workerPollMs,
-    now,
-    logger: app.log,
-    outcomes: services.outcomes,
-    notifications: services.notifications,
-    silence: services.silence,
-    stuckAfterMs: config.channelStuckAfterS * 1000,
-    leaseMs: workerLeaseMs(config.channelTimeoutMs),
-    resendAfterMs: config.channelResendAfterMs,
-    channelNames: services.channelNames,
-  });
+  const worker = new TransactionWorker(
+    database,
+    services.channel,
+    services.finality,
+    workerOptions(config, services, now, app.log),
+  );
   services.notifications.logger = app.log;
   services.observeChannels(channelMetrics(metrics));
   silenceMetrics(metrics, () => services.silence.read());

@@ -1,6 +1,7 @@
 /**
- * Random identifiers and secrets. All come from the operating system's CSPRNG, unless a simulation
- * has set a seeded source of its own (`seedIds`), so that one seed gives one history.
+ * Random identifiers and secrets, from the operating system's CSPRNG. A simulation may set a seeded
+ * source for identifiers (`seedIds`), so that one seed gives one history; secrets (`secretBase62`)
+ * always come from the CSPRNG.
  */
 import { hash, randomFillSync, randomInt } from 'node:crypto';
 
@@ -18,15 +19,18 @@ let poolUsed = pool.length;
 let seeded: (() => number) | null = null;
 
 /**
- * Makes ids come from `next` (a byte 0–255 per call) instead of the CSPRNG, or, with null, from
- * the CSPRNG again. Only the simulator calls it: its histories must repeat from their seed.
+ * Makes ids (not secrets) come from `next` (a byte 0–255 per call) instead of the CSPRNG, or, with
+ * null, from the CSPRNG again. Only the simulator calls it: its histories must repeat from their seed.
  */
 export function seedIds(next: (() => number) | null): void {
   seeded = next;
 }
 
 function randomByte(): number {
-  if (seeded) return seeded();
+  return seeded ? seeded() : secretByte();
+}
+
+function secretByte(): number {
   if (poolUsed === pool.length) {
     randomFillSync(pool);
     poolUsed = 0;
@@ -34,14 +38,24 @@ function randomByte(): number {
   return pool[poolUsed++] as number;
 }
 
-/** `length` characters of [A-Za-z0-9], each uniform (rejection sampling keeps the modulo unbiased). */
-export function base62(length: number): string {
+/** `length` characters of [A-Za-z0-9] from `byte`, each uniform (rejection sampling keeps the modulo unbiased). */
+function base62Of(length: number, byte: () => number): string {
   let out = '';
   while (out.length < length) {
-    const byte = randomByte();
-    if (byte < 248) out += BASE62[byte % 62];
+    const b = byte();
+    if (b < 248) out += BASE62[b % 62];
   }
   return out;
+}
+
+/** An identifier's `length` characters of [A-Za-z0-9]. */
+export function base62(length: number): string {
+  return base62Of(length, randomByte);
+}
+
+/** A secret's (a key, a password, a session or CSRF token) `length` characters of [A-Za-z0-9]: always the CSPRNG's. */
+export function secretBase62(length: number): string {
+  return base62Of(length, secretByte);
 }
 
 const PAYMENT_ID = /^[A-Za-z0-9]{32}$/;

@@ -31,6 +31,8 @@ import { DisputeDecisions } from './disputes/dispute-decisions.ts';
 import { DisputeIntake } from './disputes/dispute-intake.ts';
 import { disputesLedgerCheck } from './disputes/ledger-check.ts';
 import { finalJournalsCheck } from './finality/ledger-check.ts';
+import type { TransactionWorkerOptions } from './worker/transaction.worker.ts';
+import { workerLeaseMs, type WorkerLogger } from './worker/worker-support.ts';
 
 export interface Services {
   merchants: MerchantService;
@@ -155,6 +157,27 @@ export function buildServices(
       now,
       disputes,
     ),
+  };
+}
+
+/** The transaction worker's options over the services, as the app (and the simulator) run it. */
+export function workerOptions(
+  config: Config,
+  services: Services,
+  now: () => number,
+  logger: WorkerLogger,
+): TransactionWorkerOptions {
+  return {
+    pollMs: config.workerPollMs,
+    now,
+    logger,
+    outcomes: services.outcomes,
+    notifications: services.notifications,
+    silence: services.silence,
+    stuckAfterMs: config.channelStuckAfterS * 1000,
+    leaseMs: workerLeaseMs(config.channelTimeoutMs),
+    resendAfterMs: config.channelResendAfterMs,
+    channelNames: services.channelNames,
   };
 }
 

@@ -6,7 +6,7 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 import type { Kysely } from 'kysely';
 import type { Tables, UserRole } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
-import { base62, prefixedId, sha256Hex } from '../ids.ts';
+import { secretBase62, prefixedId, sha256Hex } from '../ids.ts';
 import { clientOf } from '../http/auth.ts';
 import { MerchantNotFoundError } from '../merchants/merchants.service.ts';
 import {
@@ -244,7 +244,7 @@ export class AccountService {
     actor?: string;
   }): Promise<CreatedUser> {
     const email = normalEmail(input.email);
-    const password = input.password ?? base62(20);
+    const password = input.password ?? secretBase62(20);
     const problem = passwordProblem(password);
     if (problem) throw new AccountError('INVALID_USER', problem);
     if (input.role === 'merchant') {
@@ -300,7 +300,7 @@ export class AccountService {
     const scopes = failureScopes(email, address);
     const attempt = await beginPasswordAttempt(this.db, scopes, at, 'failed sign-ins');
     const user = await findUserByEmail(this.db, email);
-    decoyHash ??= hashPassword(base62(20));
+    decoyHash ??= hashPassword(secretBase62(20));
     const ok = await checkPassword(password.slice(0, PASSWORD_MAX), user?.password_hash ?? (await decoyHash));
     if (!user || !ok) return null;
     await passwordAttemptRight(this.db, scopes, attempt);
@@ -312,11 +312,11 @@ export class AccountService {
           ? 'This account is disabled. Ask an operator to enable it.'
           : 'The merchant of this account is disabled. Ask an operator to enable it.',
       );
-    const token = base62(43);
+    const token = secretBase62(43);
     await insertSession(this.db, {
       token_hash: sha256Hex(token),
       user_id: user.id,
-      csrf_token: base62(32),
+      csrf_token: secretBase62(32),
       created_at: at,
       last_seen_at: at,
     });

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Tables, UserTable } from '../db/schema.ts';
-import { base62 } from '../ids.ts';
+import { secretBase62 } from '../ids.ts';
 import {
   AccountError,
   beginPasswordAttempt,
@@ -100,7 +100,7 @@ export class UserService {
   /** Sets a new password (`password`, or a generated one shown once) and ends every session of the user. */
   async resetPassword(actor: string, ref: UserRef, password: string | null) {
     const user = await this.find(ref);
-    const chosen = password ?? base62(20);
+    const chosen = password ?? secretBase62(20);
     const problem = passwordProblem(chosen);
     if (problem) throw new AccountError('INVALID_USER', problem);
     await setPasswordHash(this.db, user.id, await hashPassword(chosen));

@@ -11,7 +11,7 @@ import type { Database } from '../db/database.ts';
 import type { MerchantMode, MerchantStatus, MerchantTable, Tables } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { normalUrl } from '../outbound/urls.ts';
-import { base62, prefixedId, sha256Hex } from '../ids.ts';
+import { secretBase62, prefixedId, sha256Hex } from '../ids.ts';
 import {
   countMerchants,
   findKeyOwner,
@@ -118,7 +118,7 @@ export function vpaProblem(vpa: string | null, live: boolean): string | null {
 
 function newApiKey(mode: MerchantMode): string {
   // 40 base62 characters: 238 bits of randomness.
-  return `sk_${mode}_${base62(40)}`;
+  return `sk_${mode}_${secretBase62(40)}`;
 }
 
 /** A secret as Standard Webhooks serialises one: `whsec_` + padded base64 of 32 random bytes. */

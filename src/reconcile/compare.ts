@@ -6,7 +6,8 @@
  */
 import { rupeesToPaise } from '../channels/channel-http.ts';
 import { cashfreeState } from '../channels/cashfree/cashfree.channel.ts';
-import type { Difference, ReconcileTxn } from './reconcile.repository.ts';
+import type { ReconcileTxn } from './reconcile-reads.ts';
+import type { Difference } from './reconcile.repository.ts';
 
 /** A difference before the run knows whether Paygate already kept it aside. */
 export type Found = Omit<Difference, 'channel'>;

@@ -16,19 +16,15 @@ import type { ChannelOutcomes } from '../live/outcomes.ts';
 import { findTransactions } from '../transactions/transactions.repository.ts';
 import { book, type ProviderRecord } from './booking.ts';
 import { comparePayments, compareRefund, compareTransfer, type Found } from './compare.ts';
+import { alreadyKept, finishRun, openDifference, startRun, type RunCounts } from './reconcile.repository.ts';
 import {
-  alreadyKept,
   changeablePage,
   createdPage,
-  finishRun,
-  openDifference,
   openIds,
-  startRun,
   transactionsOf,
   withPaidAfterFailed,
   type ReconcileTxn,
-  type RunCounts,
-} from './reconcile.repository.ts';
+} from './reconcile-reads.ts';
 
 export type ReconcileChannel = 'setu' | 'cashfree';
 export const RECONCILE_CHANNELS: readonly ReconcileChannel[] = ['setu', 'cashfree'];

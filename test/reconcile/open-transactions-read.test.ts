@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { migrate, openDatabase } from '../../src/db/database.ts';
 import type { TransactionStatus, TransactionKind } from '../../src/db/schema.ts';
-import { openIds, transactionsOf } from '../../src/reconcile/reconcile.repository.ts';
+import { openIds, transactionsOf } from '../../src/reconcile/reconcile-reads.ts';
 import { DATABASES, createDatabase } from '../support/databases.ts';
 import { skipFor } from '../support/harness.ts';
 import { newPayin } from '../support/hot-paths.ts';

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { base62, secretBase62, seedIds } from '../../src/ids.ts';
 import { generate } from '../../sim/commands.ts';
 import { runHistory } from '../../sim/history.ts';
 import { sqliteStore } from '../../sim/sqlite-store.ts';
@@ -23,6 +24,17 @@ describe('the simulator on SQLite', () => {
       assert.match(first, /-→PENDING/);
     }
     await store.close();
+  });
+
+  it('seeds ids only: a secret comes from the CSPRNG while ids are seeded', () => {
+    seedIds(() => 7);
+    try {
+      assert.equal(base62(8), 'HHHHHHHH');
+      assert.notEqual(secretBase62(20), secretBase62(20));
+      assert.doesNotMatch(secretBase62(20), /^H+$/);
+    } finally {
+      seedIds(null);
+    }
   });
 
   it('gives different seeds different histories', async () => {

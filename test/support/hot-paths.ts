@@ -38,12 +38,7 @@ import {
   webhookSecrets,
 } from '../../src/callbacks/deliveries.repository.ts';
 import { claimDueEvents, insertChannelEvents, markApplied } from '../../src/live/notifications.repository.ts';
-import {
-  changeablePage,
-  createdPage,
-  openIds,
-  transactionsOf,
-} from '../../src/reconcile/reconcile.repository.ts';
+import { changeablePage, createdPage, openIds, transactionsOf } from '../../src/reconcile/reconcile-reads.ts';
 
 /** What a hot path's statement is issued with: a kysely that records it, and the database's own row locking. */
 export interface Issuer {

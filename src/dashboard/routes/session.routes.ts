@@ -1,7 +1,7 @@
 /** Signing in and out, and the stylesheet the sign-in page already needs. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
-import { base62 } from '../../ids.ts';
+import { secretBase62 } from '../../ids.ts';
 import { AccountError, sameText } from '../accounts.service.ts';
 import { DASHBOARD_CSS } from '../dashboard.styles.ts';
 import { signInPage } from '../views/layout.ts';
@@ -16,7 +16,7 @@ export function signInRoutes(app: FastifyInstance, { accounts, cookies: names }:
   );
 
   app.get('/sign-in', { schema: { hide: true } }, async (req, reply) => {
-    const token = base62(32);
+    const token = secretBase62(32);
     reply.header('set-cookie', `${SIGN_IN_COOKIE}=${token}; ${cookieFlags}; Max-Age=3600`);
     return html(reply, 200, signInPage(token, null));
   });
