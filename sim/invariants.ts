@@ -156,7 +156,10 @@ export class Invariants {
     for (const r of w.setu.refundList) {
       if (r.status !== 'success') continue;
       refunded.set(r.referenceId, (refunded.get(r.referenceId) ?? 0) + 1);
-      byPayment.set(r.paymentId, (byPayment.get(r.paymentId) ?? 0) + r.amount);
+      // A refund paid after Setu reported it failed is Setu's doing: Paygate, told FAILED, let the
+      // money be refunded again, and owes it back from the merchant (checked by the providers' money).
+      if (!w.setu.paidAfterFailed.has(r.id))
+        byPayment.set(r.paymentId, (byPayment.get(r.paymentId) ?? 0) + r.amount);
     }
     for (const [id, n] of refunded) if (n > 1) return `refund ${id} paid ${n} times by the provider`;
     for (const qr of w.setu.qrs.values())

@@ -57,6 +57,8 @@ export class SimSetu extends SimProvider {
   readonly name = 'setu';
   readonly qrs = new Map<string, Qr>();
   readonly refundList: SetuRefund[] = [];
+  /** The refunds Setu paid after it had reported them failed: a payment may then be refunded past its amount. */
+  readonly paidAfterFailed = new Set<string>();
 
   private id(prefix: string): string {
     return `${prefix}${String(++this.serial).padStart(8, '0')}`;
@@ -217,6 +219,7 @@ export class SimSetu extends SimProvider {
 
   /** The bank ends a pending refund, or pays one it failed; Setu tells Paygate, when it does, by a notification naming it. */
   settleRefund(refund: SetuRefund, status: 'success' | 'failed'): void {
+    if (refund.status === 'failed' && status === 'success') this.paidAfterFailed.add(refund.id);
     refund.status = status;
     refund.changedAt = this.now();
     if (status === 'success') {
