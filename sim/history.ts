@@ -79,8 +79,9 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
 /**
  * The providers stop failing and every day is reconciled before anything else tells Paygate what
  * the providers did (what is still undelivered is then learnt only by reconciliation): the
- * providers' money must then match the books. Then delayed notifications arrive, and time passes
- * with the worker and the callbacks running. Answers a broken invariant, or null.
+ * providers' money must then match the books. Then delayed notifications arrive, time passes with
+ * the worker and the callbacks running, and every day is reconciled again: the money must match
+ * again. Answers a broken invariant, or null.
  */
 async function quietEnd(w: World, made: Made): Promise<string | null> {
   w.faults.rate = 0;
@@ -98,5 +99,8 @@ async function quietEnd(w: World, made: Made): Promise<string | null> {
     const claimed = (await w.worker.drain()) + (await w.dispatcher.drain());
     idle = claimed === 0 ? idle + 1 : 0;
   }
+  // The next nightly run: what a late notification told out of date (a SUCCESS whose reversal's
+  // notification was lost) is read back as it now is.
+  await reconcileAll(w);
   return providerMoney(w);
 }

@@ -34,7 +34,8 @@ describe('the simulator', () => {
   // Histories that once broke an invariant, shrunk: seed 1143 the simulator's own conservation sum
   // (a reversal of a payout paid after FAILED gives back what was debited), seed 1375 a reversal of such
   // a payout that only reconciliation could learn of, seed 562 the simulator's refunded-past-the-payment
-  // check (Setu paying a refund it had reported failed, after Paygate let the money be refunded again).
+  // check (Setu paying a refund it had reported failed, after Paygate let the money be refunded again),
+  // seed 597 a payout's late SUCCESS notification whose reversal only the next reconciliation reads.
   const found = fs.readdirSync(path.join(ROOT, 'test/sim/found')).sort();
   for (const [name, store] of [
     ['SQLite', sqliteStore],
