@@ -64,7 +64,7 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
       if (broken) failure = { at: i, invariant: broken };
     }
     if (!failure) {
-      const broken = (await quietEnd(w, made)) ?? (await invariants.check(w, made, true));
+      const broken = (await quietEnd(w, made, invariants)) ?? (await invariants.check(w, made, true));
       lines.push(`end${changes(before, invariants.statuses)}`);
       if (broken) failure = { at: -1, invariant: broken };
     }
@@ -83,15 +83,15 @@ export async function runHistory(plan: Plan, store: Store): Promise<Outcome> {
  * the worker and the callbacks running, and every day is reconciled again: the money must match
  * again. Answers a broken invariant, or null.
  */
-async function quietEnd(w: World, made: Made): Promise<string | null> {
+async function quietEnd(w: World, made: Made, invariants: Invariants): Promise<string | null> {
   w.faults.rate = 0;
   w.faults.use(1);
   w.receivers.up = true;
   // A run reads what was created before it started.
   w.clock.t += 1_000;
   await reconcileAll(w);
-  const broken = await providerMoney(w, true);
-  if (broken) return `after reconciliation: ${broken}`;
+  const reconciled = await providerMoney(w, true);
+  if (reconciled) return `after reconciliation: ${reconciled}`;
   while (w.notices.pending.length > 0) await execute(w, made, { c: 'notice', i: 0, mode: 'deliver', f: 1 });
   // Until two rounds in a row find nothing to do (pay-ins expire, reads come due, callbacks retry).
   for (let round = 0, idle = 0; round < 12 && idle < 2; round++) {
@@ -99,6 +99,9 @@ async function quietEnd(w: World, made: Made): Promise<string | null> {
     const claimed = (await w.worker.drain()) + (await w.dispatcher.drain());
     idle = claimed === 0 ? idle + 1 : 0;
   }
+  // Before the next nightly run, everything but the providers' money holds already.
+  const broken = await invariants.check(w, made, false);
+  if (broken) return `after the late notifications: ${broken}`;
   // The next nightly run: what a late notification told out of date (a SUCCESS whose reversal's
   // notification was lost) is read back as it now is.
   await reconcileAll(w);

@@ -80,7 +80,7 @@ export class Invariants {
     return (
       this.finalsKept(seen.rows) ??
       this.balances(w, seen, merchants) ??
-      this.providerOnce(w) ??
+      this.providerOnce(w, seen.rows) ??
       made.reapplied ??
       this.appliedOnce(w, made, seen, end) ??
       this.callbacks(seen.deliveries, merchants, end)
@@ -145,8 +145,14 @@ export class Invariants {
     return null;
   }
 
-  /** At most one transfer paid per payout, one refund paid per refund, and no more refunded than a payment. */
-  private providerOnce(w: World): string | null {
+  /**
+   * At most one transfer paid per payout, one refund paid per refund, and no more refunded than a
+   * payment (a refund Setu paid after Paygate recorded it FAILED aside).
+   */
+  private providerOnce(w: World, rows: Row[]): string | null {
+    const failedRefunds = new Set(
+      rows.filter((r) => r.kind === 'refund' && r.status === 'FAILED').map((r) => r.payment_id),
+    );
     const paid = new Map<string, number>();
     for (const t of w.cashfree.transfers.values())
       if (t.paid) paid.set(t.paymentId, (paid.get(t.paymentId) ?? 0) + 1);
@@ -156,9 +162,10 @@ export class Invariants {
     for (const r of w.setu.refundList) {
       if (r.status !== 'success') continue;
       refunded.set(r.referenceId, (refunded.get(r.referenceId) ?? 0) + 1);
-      // A refund paid after Setu reported it failed is Setu's doing: Paygate, told FAILED, let the
-      // money be refunded again, and owes it back from the merchant (checked by the providers' money).
-      if (!w.setu.paidAfterFailed.has(r.id))
+      // A refund Setu paid after reporting it failed, once Paygate recorded it FAILED, is Setu's doing:
+      // Paygate let the money be refunded again, and owes it back from the merchant (checked by the
+      // providers' money). One Paygate never saw FAILED counts.
+      if (!(w.setu.paidAfterFailed.has(r.id) && failedRefunds.has(r.referenceId)))
         byPayment.set(r.paymentId, (byPayment.get(r.paymentId) ?? 0) + r.amount);
     }
     for (const [id, n] of refunded) if (n > 1) return `refund ${id} paid ${n} times by the provider`;

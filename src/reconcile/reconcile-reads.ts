@@ -50,7 +50,8 @@ function txnOf(r: Omit<ReconcileTxn, 'paid_after_failed'>): ReconcileTxn {
 }
 
 /**
- * `rows` with `paid_after_failed` read: one query for the page's FAILED payouts, through the
+ * `rows` with `paid_after_failed` read (within the lookback, which runs from when the payout became
+ * FAILED: a payment after all first seen later than that is not followed for its reversal): one query for the page's FAILED payouts, through the
  * exceptions' unique (kind, provider, reference).
  */
 export async function withPaidAfterFailed(
@@ -62,12 +63,15 @@ export async function withPaidAfterFailed(
   if (failed.length === 0) return rows;
   const seen = await db
     .selectFrom('channel_exceptions')
-    .select(['kind', 'reference'])
+    .select(['kind', 'reference', 'holds'])
     .where('kind', 'in', ['payout_after_failed', 'reversal_after_failed'])
     .where('provider', '=', channel)
     .where('reference', 'in', failed)
     .execute();
-  const paid = new Set(seen.filter((e) => e.kind === 'payout_after_failed').map((e) => e.reference));
+  // Paid after FAILED and owed (a SUCCESS seen after a REVERSED holds nothing: the money came back).
+  const paid = new Set(
+    seen.filter((e) => e.kind === 'payout_after_failed' && e.holds === 'receivable').map((e) => e.reference),
+  );
   for (const e of seen) if (e.kind === 'reversal_after_failed') paid.delete(e.reference);
   return paid.size === 0
     ? rows

@@ -110,9 +110,9 @@ export class ReconcileService {
       const opened = await this.settle(channel, runId, t, record, found.some(movedMoney));
       counts.opened += opened;
     };
-    for await (const read of this.transactions(channel, date, startedAt)) {
+    for await (const rows of this.transactions(channel, date, startedAt)) {
       await keepGoing();
-      const page = await withPaidAfterFailed(this.db, channel, read);
+      const page = await withPaidAfterFailed(this.db, channel, rows);
       await inParallel(page, this.options.concurrency ?? 16, check);
     }
     await finishRun(this.db, runId, counts, this.now());

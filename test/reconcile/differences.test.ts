@@ -217,6 +217,27 @@ for (const kind of DATABASES) {
           ['cashfree', 0, true],
         ],
       );
+
+      // Cashfree then reverses the payout it paid after FAILED, and its webhook is lost: the next run
+      // reads it back, the merchant owes nothing any more, and a further run finds nothing new.
+      transfer(failed).status = 'REVERSED';
+      const reversed = await reconcile(l, ['--date', today, '--channel', 'cashfree']);
+      assert.equal(reversed.status, 0, reversed.stderr + reversed.stdout);
+      const owed = await l.gw.database.db
+        .selectFrom('channel_exceptions')
+        .select(['kind', 'outstanding'])
+        .where('reference', '=', failed)
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        owed.map((e) => e.kind),
+        ['payout_after_failed', 'reversal_after_failed'],
+      );
+      assert.equal(Number(owed[0]!.outstanding), 0, 'the receivable cancelled');
+      const last = await reconcile(l, ['--date', today, '--channel', 'cashfree']);
+      assert.deepEqual(last.json.runs, [
+        { date: today, channel: 'cashfree', checked: 7, matched: 4, mismatched: 3, unreadable: 0 },
+      ]);
     });
 
     it("lists the runs in the console, and each run's differences, to operators; a merchant's user reads its own differences", async () => {
