@@ -161,7 +161,6 @@ async function resolve(w: World, cmd: Extract<Command, { c: 'resolve' }>): Promi
   if (cmd.action === 'credit' && moved > 0 && merchantId)
     w.credited.set(merchantId, (w.credited.get(merchantId) ?? 0) + moved);
   if (cmd.action === 'debit' && moved > 0 && e.merchant_id) {
-    w.debited.set(e.merchant_id, (w.debited.get(e.merchant_id) ?? 0) + moved);
     const before = w.debitedOn.get(e.id)?.amount ?? 0;
     w.debitedOn.set(e.id, { merchantId: e.merchant_id, amount: before + moved });
   }

@@ -126,12 +126,13 @@ export class Invariants {
    */
   private balances(w: World, seen: Seen, rows: Row[]): string | null {
     const returned = returnedByReversal(w, seen.exceptions);
+    const debited = debitedBy(w);
     for (const wallet of seen.wallets) {
       if (wallet.available < 0 || wallet.held < 0)
         return `negative balance: ${wallet.merchant_id} available ${wallet.available} held ${wallet.held}`;
       const m = w.merchants.find((x) => x.id === wallet.merchant_id);
       if (!m) continue;
-      let expected = m.topUps + w.credited.get(m.id)! - w.debited.get(m.id)! + (returned.get(m.id) ?? 0);
+      let expected = m.topUps + w.credited.get(m.id)! - (debited.get(m.id) ?? 0) + (returned.get(m.id) ?? 0);
       for (const r of rows) {
         if (r.merchant_id !== m.id || r.status !== 'SUCCESS') continue;
         if (r.kind === 'payin') expected += r.amount - feeFor(r.amount, w.config.payinFeeBps);
@@ -226,6 +227,14 @@ export class Invariants {
     }
     return null;
   }
+}
+
+/** By merchant: what operators' `debit`s took from it. */
+function debitedBy(w: World): Map<string, number> {
+  const debited = new Map<string, number>();
+  for (const d of w.debitedOn.values())
+    debited.set(d.merchantId, (debited.get(d.merchantId) ?? 0) + d.amount);
+  return debited;
 }
 
 /** By merchant: what `debit`s took for payouts paid after FAILED that the provider then reversed. */

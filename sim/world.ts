@@ -78,9 +78,8 @@ export class World {
   readonly setu: SimSetu;
   readonly cashfree: SimCashfree;
   readonly merchants: Merchant[] = [];
-  /** What operators credited to and debited from each merchant out of exceptions. */
+  /** What operators credited to each merchant out of exceptions. */
   readonly credited = new Map<string, number>();
-  readonly debited = new Map<string, number>();
   /** What each exception's `debit`s took from its merchant, by exception id. */
   readonly debitedOn = new Map<number, { merchantId: string; amount: number }>();
   services!: Services;
@@ -145,7 +144,6 @@ export class World {
       await this.services.wallets.topUp(created.merchant_id, 'INR', topUps);
       this.merchants.push({ id: created.merchant_id, principal, live, topUps });
       this.credited.set(created.merchant_id, 0);
-      this.debited.set(created.merchant_id, 0);
     }
   }
 
